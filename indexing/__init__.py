@@ -1,0 +1,1 @@
+"""Offline side of HindSight: paper sources, storage, embedders, index build and publish."""

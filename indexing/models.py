@@ -1,0 +1,128 @@
+"""Storage models: papers, embedding cache, index builds, runs, ideas, scores, matches."""
+
+from datetime import date, datetime, timezone
+
+from sqlalchemy import (
+    JSON, Boolean, Date, DateTime, Float, ForeignKey, Integer, LargeBinary, String, Text, UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Paper(Base):
+    __tablename__ = "papers"
+
+    pk: Mapped[int] = mapped_column(Integer, primary_key=True)
+    paper_id: Mapped[str] = mapped_column(String(255), unique=True, index=True)  # the source's own id
+    source: Mapped[str] = mapped_column(String(32))
+    title: Mapped[str] = mapped_column(Text)
+    abstract: Mapped[str] = mapped_column(Text, default="")
+    publication_date: Mapped[date] = mapped_column(Date, index=True)
+    date_rule: Mapped[str] = mapped_column(String(64))  # "exact" or how a year became a date
+    year: Mapped[int] = mapped_column(Integer)
+    venue: Mapped[str | None] = mapped_column(String(255))
+    status: Mapped[str | None] = mapped_column(String(64))
+    citation_count: Mapped[int | None] = mapped_column(Integer)
+    doi: Mapped[str | None] = mapped_column(String(255), unique=True)
+    arxiv_id: Mapped[str | None] = mapped_column(String(64), unique=True)
+    title_key: Mapped[str] = mapped_column(String(512), index=True)  # normalised title + year, for dedup
+    content_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class Embedding(Base):
+    __tablename__ = "embeddings"
+
+    model: Mapped[str] = mapped_column(String(128), primary_key=True)
+    revision: Mapped[str] = mapped_column(String(128), primary_key=True)
+    content_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)  # float32, L2-normalised
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class IndexBuild(Base):
+    __tablename__ = "index_builds"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    version: Mapped[str | None] = mapped_column(String(64), unique=True)
+    status: Mapped[str] = mapped_column(String(16))  # running, published, failed
+    model: Mapped[str] = mapped_column(String(128))
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    error: Mapped[str | None] = mapped_column(Text)
+    manifest: Mapped[dict | None] = mapped_column(JSON)
+
+
+class Run(Base):
+    __tablename__ = "runs"
+    __table_args__ = (UniqueConstraint("system", "label"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    system: Mapped[str] = mapped_column(String(255))
+    label: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    ideas: Mapped[list["Idea"]] = relationship(back_populates="run", cascade="all, delete-orphan")
+
+
+class Idea(Base):
+    __tablename__ = "ideas"
+    __table_args__ = (UniqueConstraint("run_id", "idea_id"),)
+
+    pk: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    idea_id: Mapped[str] = mapped_column(String(255))  # the caller's id
+    problem: Mapped[str | None] = mapped_column(Text)
+    method: Mapped[str | None] = mapped_column(Text)
+    text: Mapped[str | None] = mapped_column(Text)
+
+    run: Mapped[Run] = relationship(back_populates="ideas")
+    score: Mapped["Score | None"] = relationship(back_populates="idea", cascade="all, delete-orphan", uselist=False)
+
+
+class Score(Base):
+    __tablename__ = "scores"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idea_pk: Mapped[int] = mapped_column(ForeignKey("ideas.pk", ondelete="CASCADE"), unique=True)
+    score: Mapped[float] = mapped_column(Float)
+    matched: Mapped[bool] = mapped_column(Boolean)
+    model: Mapped[str] = mapped_column(String(128))
+    theta: Mapped[float] = mapped_column(Float)
+    index_version: Mapped[str] = mapped_column(String(64))
+    cutoff: Mapped[date] = mapped_column(Date)
+    window_end: Mapped[date] = mapped_column(Date)
+    top_k: Mapped[int] = mapped_column(Integer)
+    scored_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    idea: Mapped[Idea] = relationship(back_populates="score")
+    matches: Mapped[list["Match"]] = relationship(
+        back_populates="score", cascade="all, delete-orphan", order_by="Match.rank"
+    )
+
+
+class Match(Base):
+    __tablename__ = "matches"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    score_id: Mapped[int] = mapped_column(ForeignKey("scores.id", ondelete="CASCADE"), index=True)
+    rank: Mapped[int] = mapped_column(Integer)
+    paper_id: Mapped[str] = mapped_column(String(255))
+    # a snapshot of the paper as the index version saw it, so a stored score stays explainable
+    title: Mapped[str] = mapped_column(Text)
+    venue: Mapped[str | None] = mapped_column(String(255))
+    year: Mapped[int] = mapped_column(Integer)
+    citations: Mapped[int | None] = mapped_column(Integer)
+    similarity: Mapped[float] = mapped_column(Float)
+    impact: Mapped[float] = mapped_column(Float)
+    above_threshold: Mapped[bool] = mapped_column(Boolean)
+
+    score: Mapped[Score] = relationship(back_populates="matches")

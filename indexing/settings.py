@@ -1,0 +1,51 @@
+"""The one settings object, read from HINDSIGHT_* environment variables."""
+
+from datetime import date
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_TOP_VENUES = [
+    "ICLR", "NeurIPS", "ICML", "ACL", "EMNLP", "NAACL", "CVPR", "ICCV", "ECCV",
+    "AAAI", "IJCAI", "KDD", "COLT", "WWW", "SIGIR",
+]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HINDSIGHT_", env_file=".env", extra="ignore")
+
+    home: Path = Field(Path("var"), description="Root of all state: database, embedding cache, index versions.")
+    admin_token: SecretStr | None = Field(None, description="Bearer token for mutating endpoints; unset disables them.")
+
+    model: str = Field("minilm", description="Embedder key used by index builds (minilm, specter2).")
+    specter2_base: str = Field("allenai/specter2_base", description="Local folder or hub id of the SPECTER2 base.")
+    specter2_adapter: str = Field("allenai/specter2", description="Local folder or hub id of the proximity adapter.")
+    device: str = "cpu"
+    batch_size: int = 32
+
+    cutoff: date = date(2023, 6, 1)
+    until: date = date(2025, 12, 31)
+    top_k: int = Field(20, ge=1, le=200)
+    top_venues: list[str] = Field(default_factory=lambda: list(DEFAULT_TOP_VENUES))
+    citation_transform: str = Field("none", pattern="^(none|log1p)$", description="Applied before min-max.")
+    citation_weight: float = 0.6
+    venue_weight: float = 0.4
+
+    max_ideas_per_request: int = 256
+    max_text_chars: int = 20_000
+    max_upload_bytes: int = 50 * 1024 * 1024
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "hindsight.db"
+
+    @property
+    def indexes_dir(self) -> Path:
+        return self.home / "indexes"
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

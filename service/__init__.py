@@ -1,0 +1,1 @@
+"""Online side of HindSight: HTTP API, scoring, analyses, benchmark metrics and the CLI."""
