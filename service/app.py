@@ -1,12 +1,31 @@
 """FastAPI application factory."""
 
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI
 
+from indexing.db import migrate
+from indexing.settings import Settings, get_settings
+from service.jobs import Jobs
+from service.routers import health, index, papers, runs, score
+from service.state import IndexHolder
 
-def create_app() -> FastAPI:
-    app = FastAPI(title="HindSight", version="0.1.0",
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        migrate(settings.db_path)
+        app.state.holder.refresh()
+        yield
+        app.state.jobs.shutdown()
+
+    app = FastAPI(title="HindSight", version="0.1.0", lifespan=lifespan,
                   description="Time-split, impact-grounded evaluation of research-idea generators.")
+    app.state.settings = settings
+    app.state.holder = IndexHolder(settings)
+    app.state.jobs = Jobs()
+    for module in (health, score, index, papers, runs):
+        app.include_router(module.router)
     return app
-
-
-app = create_app()

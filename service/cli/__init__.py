@@ -2,7 +2,14 @@
 
 import typer
 
-app = typer.Typer(help="HindSight: judge research-idea generators by the future.", no_args_is_help=True)
+from service.cli import index, papers, scoring
+
+app = typer.Typer(help="HindSight: judge research-idea generators by the future.", no_args_is_help=True,
+                  pretty_exceptions_show_locals=False)
+app.command()(papers.ingest)
+app.command()(scoring.score)
+app.command()(scoring.serve)
+app.add_typer(index.app, name="index")
 
 
 def main() -> None:

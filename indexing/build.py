@@ -1,0 +1,245 @@
+"""Index build: select the window, embed (through the cache), index, write a version, verify, publish."""
+
+import fcntl
+import hashlib
+import os
+import shutil
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import orjson
+from sqlalchemy import func, select
+
+from indexing.db import session_scope
+from indexing.embedders import Embedder, join, load_embedder
+from indexing.impact import impact, is_top_venue, normalised_citations, top_venue_keys
+from indexing.models import Embedding, IndexBuild, Paper, utcnow
+from indexing.settings import Settings
+from indexing.vectorindex.faiss_index import FaissIndex
+from indexing.versions import (
+    MANIFEST, PAPERS, IndexDamaged, current_version, fsync_dir, list_versions, load_version, set_current,
+    sha256_file,
+)
+
+Progress = Callable[[str, int, int], None]  # (stage, advance, total)
+KEEP_VERSIONS = 5
+CACHE_CHUNK = 256
+
+
+class BuildBusy(RuntimeError):
+    """Another build holds the lock."""
+
+
+class BuildFailed(RuntimeError):
+    """The build stopped; the previous version stays current."""
+
+
+@dataclass
+class BuildResult:
+    version: str
+    manifest: dict
+    seconds: float
+
+
+@contextmanager
+def build_lock(indexes_dir: Path):
+    """One build at a time per HINDSIGHT_HOME, across processes."""
+    indexes_dir.mkdir(parents=True, exist_ok=True)
+    with (indexes_dir / ".build.lock").open("a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BuildBusy("another index build is running in this HINDSIGHT_HOME; wait for it to finish") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def text_hash(embedder: Embedder, text: str) -> str:
+    return hashlib.sha256(f"{embedder.key}\x1f{text}".encode()).hexdigest()
+
+
+def embed_with_cache(embedder: Embedder, texts: list[str], *, db_path: Path, batch_size: int = 32,
+                     progress: Progress | None = None) -> tuple[np.ndarray, int]:
+    """Vectors for texts, embedding only those the cache lacks; returns (vectors, newly embedded)."""
+    hashes = [text_hash(embedder, t) for t in texts]
+    found: dict[str, np.ndarray] = {}
+    with session_scope(db_path) as session:
+        unique = list(dict.fromkeys(hashes))
+        for i in range(0, len(unique), 500):
+            rows = session.execute(select(Embedding.content_hash, Embedding.vector).where(
+                Embedding.model == embedder.key, Embedding.revision == embedder.revision,
+                Embedding.content_hash.in_(unique[i:i + 500])))
+            for h, blob in rows:
+                vec = np.frombuffer(blob, dtype=np.float32)
+                if vec.shape[0] == embedder.dim:
+                    found[h] = vec
+    missing = _first_occurrences([i for i, h in enumerate(hashes) if h not in found], hashes)
+    if progress:
+        progress("embed", 0, len(missing))
+    # chunks are committed as they finish, so an interrupted build keeps what it paid for
+    for start in range(0, len(missing), CACHE_CHUNK):
+        chunk = missing[start:start + CACHE_CHUNK]
+        vecs = embedder.encode([texts[i] for i in chunk], batch_size=batch_size,
+                               progress=(lambda n: progress("embed", n, len(missing))) if progress else None)
+        with session_scope(db_path) as session:
+            for i, vec in zip(chunk, vecs):
+                session.merge(Embedding(model=embedder.key, revision=embedder.revision, content_hash=hashes[i],
+                                        vector=np.ascontiguousarray(vec, dtype=np.float32).tobytes()))
+                found[hashes[i]] = vec
+    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    for i, h in enumerate(hashes):
+        out[i] = found[h]
+    return out, len(missing)
+
+
+def _first_occurrences(indices: list[int], hashes: list[str]) -> list[int]:
+    seen: set[str] = set()
+    kept = []
+    for i in indices:
+        if hashes[i] not in seen:
+            seen.add(hashes[i])
+            kept.append(i)
+    return kept
+
+
+def _next_version(indexes_dir: Path, build_id: int) -> str:
+    version = f"v{build_id:04d}"
+    while (indexes_dir / version).exists():
+        version += "x"
+    return version
+
+
+def build_index(settings: Settings, *, model: str | None = None, cutoff: date | None = None,
+                until: date | None = None, theta: float | None = None, embedder: Embedder | None = None,
+                progress: Progress | None = None) -> BuildResult:
+    """Build, verify and publish a new index version; on any failure the previous version stays current."""
+    started = time.perf_counter()
+    cutoff, until = cutoff or settings.cutoff, until or settings.until
+    if until < cutoff:
+        raise BuildFailed(f"--until {until} is before --cutoff {cutoff}")
+    indexes_dir, db_path = settings.indexes_dir, settings.db_path
+    with build_lock(indexes_dir):
+        embedder = embedder or load_embedder(model or settings.model, settings, theta=theta)
+        with session_scope(db_path) as session:
+            build = IndexBuild(status="running", model=embedder.key)
+            session.add(build)
+            session.flush()
+            build_id = build.id
+        staging = indexes_dir / f".build-{build_id}-{os.getpid()}"
+        try:
+            result = _build(settings, embedder, cutoff, until, build_id, staging, progress)
+        except BaseException as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            with session_scope(db_path) as session:
+                row = session.get(IndexBuild, build_id)
+                row.status, row.finished_at, row.error = "failed", utcnow(), f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, (BuildFailed, KeyboardInterrupt)):
+                raise
+            raise BuildFailed(f"index build failed ({type(exc).__name__}: {exc}); "
+                              f"the previous version ({current_version(indexes_dir) or 'none'}) stays current") from exc
+        with session_scope(db_path) as session:
+            row = session.get(IndexBuild, build_id)
+            row.status, row.finished_at, row.version, row.manifest = "published", utcnow(), result.version, result.manifest
+        _prune(indexes_dir)
+        result.seconds = time.perf_counter() - started
+        return result
+
+
+def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, build_id: int, staging: Path,
+           progress: Progress | None) -> BuildResult:
+    with session_scope(settings.db_path) as session:
+        total = session.scalar(select(func.count()).select_from(Paper)) or 0
+        before = session.scalar(select(func.count()).where(Paper.publication_date < cutoff)) or 0
+        after = session.scalar(select(func.count()).where(Paper.publication_date > until)) or 0
+        papers = session.execute(select(
+            Paper.pk, Paper.paper_id, Paper.title, Paper.abstract, Paper.venue, Paper.year, Paper.publication_date,
+            Paper.citation_count, Paper.date_rule,
+        ).where(Paper.publication_date >= cutoff, Paper.publication_date <= until).order_by(Paper.pk)).all()
+    if not papers:
+        raise BuildFailed(f"no papers published in the window {cutoff}..{until} ({total} in the database); "
+                          "ingest papers first with `hindsight ingest`")
+    texts = [join(embedder, p.title, p.abstract) for p in papers]
+    vectors, embedded = embed_with_cache(embedder, texts, db_path=settings.db_path,
+                                         batch_size=settings.batch_size, progress=progress)
+    if progress:
+        progress("index", 0, len(papers))
+    c_hat, c_min, c_max = normalised_citations([p.citation_count for p in papers], settings.citation_transform)
+    top_keys = top_venue_keys(settings.top_venues)
+    snapshot = []
+    for p, c in zip(papers, c_hat):
+        top = is_top_venue(p.venue, top_keys)
+        snapshot.append({
+            "key": p.pk, "paper_id": p.paper_id, "title": p.title, "venue": p.venue, "year": p.year,
+            "publication_date": p.publication_date.isoformat(), "citations": p.citation_count,
+            "citations_missing": p.citation_count is None, "c_hat": c, "top_venue": top,
+            "impact": impact(c, top, citation_weight=settings.citation_weight, venue_weight=settings.venue_weight),
+        })
+    index = FaissIndex.create(embedder.dim, n_hint=len(papers))
+    index.add(vectors, np.array([p.pk for p in papers], dtype=np.int64))
+    if progress:
+        progress("index", len(papers), len(papers))
+
+    staging.mkdir(parents=True)
+    files = index.save(staging)
+    (staging / PAPERS).write_bytes(orjson.dumps(snapshot))
+    files.append(staging / PAPERS)
+    version = _next_version(settings.indexes_dir, build_id)
+    manifest = {
+        "version": version,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "model": embedder.key, "model_id": embedder.model_id, "revision": embedder.revision,
+        "dim": embedder.dim, "theta": embedder.theta, "max_tokens": getattr(embedder, "max_tokens", None),
+        "cutoff": cutoff.isoformat(), "window": {"start": cutoff.isoformat(), "end": until.isoformat()},
+        "index": {"kind": index.kind, "factory": index.factory, "metric": "inner_product"},
+        "impact": {
+            "formula": f"{settings.citation_weight} * c_hat + {settings.venue_weight} * top_venue",
+            "citation_weight": settings.citation_weight, "venue_weight": settings.venue_weight,
+            "citation_transform": settings.citation_transform, "missing_citations": "counted as 0 and flagged",
+            "citation_min": c_min, "citation_max": c_max, "top_venues": list(settings.top_venues),
+        },
+        "counts": {
+            "papers_in_database": total, "indexed": len(papers), "excluded_before_cutoff": before,
+            "excluded_after_window": after, "missing_citations": sum(p.citation_count is None for p in papers),
+            "top_venue": sum(s["top_venue"] for s in snapshot),
+            "year_only_dates": sum(p.date_rule != "exact" for p in papers),
+            "embedded_new": embedded, "embedded_from_cache": len(papers) - embedded,
+        },
+        "build_id": build_id,
+        "checksums": {f.name: sha256_file(f) for f in files},
+    }
+    (staging / MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+    for f in [*files, staging / MANIFEST]:
+        with f.open("rb") as fh:
+            os.fsync(fh.fileno())
+    fsync_dir(staging)
+    final = settings.indexes_dir / version
+    os.rename(staging, final)
+    fsync_dir(settings.indexes_dir)
+    _verify(settings.indexes_dir, version, vectors[0])
+    set_current(settings.indexes_dir, version)
+    return BuildResult(version=version, manifest=manifest, seconds=0.0)
+
+
+def _verify(indexes_dir: Path, version: str, probe: np.ndarray) -> None:
+    """Reload the written version and run a smoke query: the first paper must find itself."""
+    loaded = load_version(indexes_dir, version)
+    hits = loaded.search(probe[None, :], 1)[0]
+    if not hits or hits[0][1] < 0.999:
+        shutil.rmtree(indexes_dir / version, ignore_errors=True)
+        raise IndexDamaged(f"index version {version} failed its smoke query; not published")
+
+
+def _prune(indexes_dir: Path) -> None:
+    """Keep the newest versions and the current one."""
+    current = current_version(indexes_dir)
+    versions = list_versions(indexes_dir)
+    for old in versions[:-KEEP_VERSIONS]:
+        if old != current:
+            shutil.rmtree(indexes_dir / old, ignore_errors=True)

@@ -1,0 +1,23 @@
+"""Embedder registry: one factory picks a model by key."""
+
+from indexing.embedders.base import Embedder, join
+from indexing.settings import Settings
+
+KNOWN = ("minilm", "specter2")
+
+
+def load_embedder(key: str, settings: Settings, *, theta: float | None = None) -> Embedder:
+    """Load the named embedder; theta defaults to that model's own calibrated value."""
+    if key == "minilm":
+        from indexing.embedders.minilm import MiniLMEmbedder
+
+        return MiniLMEmbedder(device=settings.device, theta=theta)
+    if key == "specter2":
+        from indexing.embedders.specter2 import Specter2Embedder
+
+        return Specter2Embedder(base=settings.specter2_base, adapter=settings.specter2_adapter,
+                                device=settings.device, theta=theta)
+    raise ValueError(f"unknown model {key!r}; known: {', '.join(KNOWN)}")
+
+
+__all__ = ["Embedder", "KNOWN", "join", "load_embedder"]

@@ -1,0 +1,36 @@
+"""The embedder interface: texts in, L2-normalised float32 vectors out."""
+
+from typing import Protocol
+
+import numpy as np
+
+
+class Embedder(Protocol):
+    key: str  # registry key, e.g. "minilm"
+    model_id: str  # what was loaded, e.g. "sentence-transformers/all-MiniLM-L6-v2"
+    revision: str  # weights fingerprint; part of the embedding cache key
+    dim: int
+    theta: float  # match threshold calibrated for this model only
+    sep: str  # joins title/abstract and problem/method
+
+    def encode(self, texts: list[str], *, batch_size: int = 32, progress=None) -> np.ndarray:
+        """Return an (n, dim) float32 array of L2-normalised vectors."""
+        ...
+
+
+def join(embedder: Embedder, first: str, second: str | None) -> str:
+    """The model's input for a (title, abstract) or (problem, method) pair."""
+    first, second = (first or "").strip(), (second or "").strip()
+    return f"{first}{embedder.sep}{second}" if second else first
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+def length_sorted_batches(texts: list[str], batch_size: int) -> list[list[int]]:
+    """Indices grouped into batches of similar length, so padding is cheap."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]

@@ -1,0 +1,70 @@
+"""SPECTER2: allenai/specter2_base with the proximity adapter, loaded through `adapters`.
+
+sentence-transformers cannot load the adapter (it silently mean-pools the bare base model), so this path uses
+transformers + adapters directly: CLS vector of `title + sep + abstract`, at most 512 tokens, L2-normalised.
+"""
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from indexing.embedders.base import length_sorted_batches, normalise
+
+SPECTER2_THETA = 0.96  # the paper's calibration; valid for SPECTER2 only
+MAX_TOKENS = 512
+
+
+def resolve(name_or_path: str, *, local_only: bool = False) -> Path:
+    """A local folder as is, else the hub snapshot (from the cache when offline)."""
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        return path
+    from huggingface_hub import snapshot_download
+
+    return Path(snapshot_download(name_or_path, local_files_only=local_only))
+
+
+def folder_fingerprint(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(folder).as_posix().encode())
+        digest.update(str(path.stat().st_size).encode())
+    return digest.hexdigest()[:16]
+
+
+class Specter2Embedder:
+    key = "specter2"
+    model_id = "allenai/specter2_base+allenai/specter2"
+
+    def __init__(self, *, base: str = "allenai/specter2_base", adapter: str = "allenai/specter2",
+                 device: str = "cpu", theta: float | None = None, local_only: bool = False) -> None:
+        import torch
+        from adapters import AutoAdapterModel
+        from transformers import AutoTokenizer
+
+        base_dir, adapter_dir = resolve(base, local_only=local_only), resolve(adapter, local_only=local_only)
+        self.tokenizer = AutoTokenizer.from_pretrained(str(base_dir))
+        self.model = AutoAdapterModel.from_pretrained(str(base_dir))
+        name = self.model.load_adapter(str(adapter_dir), load_as="specter2", set_active=True)
+        self.model.set_active_adapters(name)
+        self.model.to(device).eval()
+        self._torch, self.device = torch, device
+        self.model_id = f"{base}+{adapter}"
+        self.revision = f"{folder_fingerprint(base_dir)}+{folder_fingerprint(adapter_dir)}"
+        self.dim = int(self.model.config.hidden_size)
+        self.theta = SPECTER2_THETA if theta is None else theta
+        self.sep = self.tokenizer.sep_token
+        self.max_tokens = MAX_TOKENS
+
+    def encode(self, texts: list[str], *, batch_size: int = 16, progress=None) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for batch in length_sorted_batches(texts, batch_size):
+            inputs = self.tokenizer([texts[i] for i in batch], padding=True, truncation=True,
+                                    max_length=MAX_TOKENS, return_tensors="pt", return_token_type_ids=False)
+            with self._torch.inference_mode():
+                hidden = self.model(**inputs.to(self.device)).last_hidden_state
+            out[batch] = hidden[:, 0, :].float().cpu().numpy()  # CLS pooling
+            if progress:
+                progress(len(batch))
+        return normalise(out)

@@ -1,0 +1,161 @@
+"""Ingest: validate, normalise, deduplicate and upsert papers, one transaction per file."""
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from indexing.db import session_scope
+from indexing.models import Paper
+from indexing.sources.errors import FileInvalid, RowError
+from indexing.sources.formats import parse
+from indexing.sources.readers import decode
+from indexing.sources.records import PaperRecord
+
+UPDATABLE = ("title", "abstract", "publication_date", "date_rule", "year", "venue", "status", "citation_count")
+
+
+@dataclass
+class IngestReport:
+    file: str
+    format: str = "auto"
+    read: int = 0
+    inserted: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    duplicates: int = 0  # rows merged into an earlier row of the same file (same DOI, arXiv id or title + year)
+    rejected: int = 0
+    written: bool = False
+    errors: list[RowError] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        out["errors"] = [asdict(e) | {"text": str(e)} for e in self.errors]
+        return out
+
+
+class IngestRejected(Exception):
+    """The file had invalid rows and --skip-invalid was not given: nothing was written."""
+
+    def __init__(self, report: IngestReport) -> None:
+        shown = "\n".join(f"  {e}" for e in report.errors[:20])
+        more = f"\n  ... and {len(report.errors) - 20} more" if len(report.errors) > 20 else ""
+        super().__init__(f"{report.file}: rejected, nothing written ({len(report.errors)} invalid "
+                         f"row(s); use --skip-invalid to write the valid ones):\n{shown}{more}")
+        self.report = report
+
+
+def collect(data: bytes, name: str, fmt: str = "auto") -> tuple[IngestReport, list[PaperRecord]]:
+    """Parse and validate a whole file without touching the database."""
+    report = IngestReport(file=name, format=fmt)
+    records: list[PaperRecord] = []
+    try:
+        report.format, rows = parse(decode(data, name), name, fmt)
+        for item in rows:
+            report.read += 1
+            if isinstance(item, RowError):
+                report.errors.append(item)
+            else:
+                records.append(item)
+    except FileInvalid as exc:
+        report.errors.append(exc.error)
+    if report.read == 0 and not report.errors:
+        report.errors.append(RowError(name, 1, "<file>", "has no records"))
+    records = _dedupe_within_file(records, report)
+    report.rejected = len(report.errors)
+    return report, records
+
+
+def _dedupe_within_file(records: list[PaperRecord], report: IngestReport) -> list[PaperRecord]:
+    """A repeated id is an error; a repeated DOI, arXiv id or title + year merges into the first row."""
+    by_id: dict[str, PaperRecord] = {}
+    seen: dict[tuple[str, str], int] = {}
+    kept: dict[int, PaperRecord] = {}
+    for rec in records:
+        if rec.paper_id in by_id:
+            report.errors.append(RowError(report.file, rec.line, "id",
+                                          f"duplicate id {rec.paper_id!r}, first on line {by_id[rec.paper_id].line}"))
+            continue
+        by_id[rec.paper_id] = rec
+        keys = [("doi", rec.doi), ("arxiv", rec.arxiv_id), ("title", rec.title_key)]
+        first = next((seen[(k, v)] for k, v in keys if v and (k, v) in seen), None)
+        if first is not None:
+            report.duplicates += 1
+            kept[first] = _merge(kept[first], rec)
+            continue
+        for k, v in keys:
+            if v:
+                seen[(k, v)] = rec.line
+        kept[rec.line] = rec
+    return list(kept.values())
+
+
+def _merge(first: PaperRecord, later: PaperRecord) -> PaperRecord:
+    """Keep the first row's identity; take the later row's newer citation count and missing identifiers."""
+    from dataclasses import replace
+
+    return replace(first, citation_count=later.citation_count if later.citation_count is not None
+                   else first.citation_count, doi=first.doi or later.doi, arxiv_id=first.arxiv_id or later.arxiv_id,
+                   abstract=first.abstract or later.abstract)
+
+
+def find_existing(session: Session, rec: PaperRecord) -> Paper | None:
+    for column, value in ((Paper.paper_id, rec.paper_id), (Paper.doi, rec.doi), (Paper.arxiv_id, rec.arxiv_id),
+                          (Paper.title_key, rec.title_key)):
+        if value:
+            found = session.scalars(select(Paper).where(column == value).limit(1)).first()
+            if found is not None:
+                return found
+    return None
+
+
+def upsert(session: Session, rec: PaperRecord) -> str:
+    """Insert or refresh one paper; returns 'inserted', 'updated' or 'unchanged'."""
+    paper = find_existing(session, rec)
+    if paper is None:
+        session.add(Paper(paper_id=rec.paper_id, source=rec.source, title=rec.title, abstract=rec.abstract,
+                          publication_date=rec.publication_date, date_rule=rec.date_rule, year=rec.year,
+                          venue=rec.venue, status=rec.status, citation_count=rec.citation_count, doi=rec.doi,
+                          arxiv_id=rec.arxiv_id, title_key=rec.title_key, content_hash=rec.content_hash))
+        session.flush()
+        return "inserted"
+    changed = False
+    for name in UPDATABLE:
+        value = getattr(rec, name)
+        if name == "citation_count" and value is None:
+            continue  # an unknown count never erases a known one
+        if getattr(paper, name) != value:
+            setattr(paper, name, value)
+            changed = True
+    for name in ("doi", "arxiv_id"):  # fill identifiers we lacked, unless another paper owns them
+        value = getattr(rec, name)
+        if value and getattr(paper, name) is None and session.scalars(
+                select(Paper.pk).where(getattr(Paper, name) == value)).first() is None:
+            setattr(paper, name, value)
+            changed = True
+    if changed:
+        paper.title_key, paper.content_hash = rec.title_key, rec.content_hash
+        session.flush()
+    return "updated" if changed else "unchanged"
+
+
+def ingest_bytes(data: bytes, name: str, *, db_path: Path, fmt: str = "auto", skip_invalid: bool = False,
+                 progress: Callable[[int], None] | None = None) -> IngestReport:
+    """Ingest one file. Raises IngestRejected (nothing written) on invalid rows unless skip_invalid."""
+    report, records = collect(data, name, fmt)
+    if report.errors and not skip_invalid:
+        raise IngestRejected(report)
+    with session_scope(db_path) as session:
+        for rec in records:
+            outcome = upsert(session, rec)
+            setattr(report, outcome, getattr(report, outcome) + 1)
+            if progress:
+                progress(1)
+    report.written = bool(records)
+    return report
+
+
+def ingest_path(path: Path, **kwargs) -> IngestReport:
+    return ingest_bytes(path.read_bytes(), str(path), **kwargs)

@@ -1,0 +1,1 @@
+"""Paper sources: readers, formats and the normalised record."""

@@ -1,0 +1,149 @@
+"""Paper sources: native JSONL/CSV, paperlists JSON, OpenAlex works, Semantic Scholar papers."""
+
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from indexing.sources.errors import FileInvalid, RowError, RowInvalid
+from indexing.sources.readers import Row, read_csv, read_json_records, read_jsonl
+from indexing.sources.records import PaperRecord, make_record
+
+Parsed = Iterator[PaperRecord | RowError]
+FORMATS = ("jsonl", "csv", "paperlists", "openalex", "s2")
+
+
+def _convert(rows: Iterator[Row], name: str, build: Callable[[dict, int], PaperRecord]) -> Parsed:
+    for line, row in rows:
+        if isinstance(row, RowError):
+            yield row
+            continue
+        try:
+            yield build(row, line)
+        except RowInvalid as exc:
+            yield RowError(name, line, exc.field, exc.message)
+
+
+def native(text: str, name: str, *, csv_format: bool) -> Parsed:
+    """id, title, abstract, publication_date or year, venue, citation_count, doi, arxiv_id."""
+    def build(r: dict, line: int) -> PaperRecord:
+        return make_record(source="native", line=line, paper_id=r.get("id"), title=r.get("title"),
+                           abstract=r.get("abstract"), publication_date=r.get("publication_date"),
+                           year=r.get("year"), venue=r.get("venue"), status=r.get("status"),
+                           citation_count=r.get("citation_count"), doi=r.get("doi"), arxiv_id=r.get("arxiv_id"))
+    rows = read_csv(text, name) if csv_format else read_jsonl(text, name)
+    return _convert(rows, name, build)
+
+
+_PAPERLISTS_NAME = re.compile(r"^([a-z]+)(\d{4})$", re.I)
+_PAPERLISTS_VENUES = {"aistats": "AISTATS", "colt": "COLT", "corl": "CoRL", "uai": "UAI", "iclr": "ICLR",
+                      "nips": "NeurIPS", "neurips": "NeurIPS", "icml": "ICML", "cvpr": "CVPR", "acl": "ACL",
+                      "emnlp": "EMNLP", "naacl": "NAACL", "aaai": "AAAI", "ijcai": "IJCAI", "kdd": "KDD"}
+
+
+def paperlists(text: str, name: str) -> Parsed:
+    """papercopilot/paperlists: venue and year come from the file name (e.g. aistats2023.json)."""
+    m = _PAPERLISTS_NAME.match(Path(name).stem)
+    if not m:
+        raise FileInvalid(RowError(name, 1, "<file>", "a paperlists file is named VENUEYEAR.json, e.g. iclr2024.json"))
+    venue, year = _PAPERLISTS_VENUES.get(m[1].lower(), m[1].upper()), int(m[2])
+
+    def build(r: dict, line: int) -> PaperRecord:
+        citations = r.get("gs_citation")
+        if citations in ("-1", -1, ""):  # the lists' own "unknown"
+            citations = None
+        return make_record(source="paperlists", line=line, paper_id=r.get("id"), title=r.get("title"),
+                           abstract=r.get("abstract"), year=year, venue=venue, status=r.get("status"),
+                           citation_count=citations, citation_field="gs_citation")
+    return _convert(read_json_records(text, name), name, build)
+
+
+def inverted_index_text(index) -> str:
+    """OpenAlex's abstract_inverted_index ({word: [positions]}) back into text."""
+    if index is None:
+        return ""
+    if not isinstance(index, dict):
+        raise RowInvalid("abstract_inverted_index", "must be an object of word -> positions")
+    slots: dict[int, str] = {}
+    for word, positions in index.items():
+        if not isinstance(positions, list) or not all(isinstance(p, int) and p >= 0 for p in positions):
+            raise RowInvalid("abstract_inverted_index", f"positions of {word!r} must be a list of integers")
+        for p in positions:
+            slots[p] = word
+    return " ".join(slots[p] for p in sorted(slots))
+
+
+def _short_openalex_id(value) -> str | None:
+    return value.rsplit("/", 1)[-1] if isinstance(value, str) else value
+
+
+def openalex(text: str, name: str) -> Parsed:
+    """OpenAlex works, one per line (or an API page with 'results')."""
+    def build(r: dict, line: int) -> PaperRecord:
+        location = r.get("primary_location") or {}
+        source = (location.get("source") or {}) if isinstance(location, dict) else {}
+        ids = r.get("ids") if isinstance(r.get("ids"), dict) else {}
+        return make_record(source="openalex", line=line, paper_id=_short_openalex_id(r.get("id")),
+                           title=r.get("title") or r.get("display_name"),
+                           abstract=inverted_index_text(r.get("abstract_inverted_index")),
+                           publication_date=r.get("publication_date"), year=r.get("publication_year"),
+                           venue=source.get("display_name") if isinstance(source, dict) else None,
+                           citation_count=r.get("cited_by_count"), doi=r.get("doi") or ids.get("doi"),
+                           arxiv_id=ids.get("arxiv"), date_field="publication_date", year_field="publication_year",
+                           citation_field="cited_by_count")
+    rows = read_jsonl(text, name) if not text.lstrip().startswith(("[", '{"meta"')) else \
+        read_json_records(text, name, container_keys=("results",))
+    return _convert(rows, name, build)
+
+
+def s2(text: str, name: str) -> Parsed:
+    """Semantic Scholar Graph API papers: JSONL, a JSON array, one object, or a {"data": [...]} page."""
+    def build(r: dict, line: int) -> PaperRecord:
+        external = r.get("externalIds") if isinstance(r.get("externalIds"), dict) else {}
+        pub_venue = r.get("publicationVenue") if isinstance(r.get("publicationVenue"), dict) else {}
+        return make_record(source="s2", line=line, paper_id=r.get("paperId"), title=r.get("title"),
+                           abstract=r.get("abstract"), publication_date=r.get("publicationDate"),
+                           year=r.get("year"), venue=r.get("venue") or pub_venue.get("name"),
+                           citation_count=r.get("citationCount"), doi=external.get("DOI"),
+                           arxiv_id=external.get("ArXiv"), id_field="paperId", date_field="publicationDate",
+                           citation_field="citationCount")
+    stripped = text.lstrip()
+    rows = read_json_records(text, name) if stripped.startswith("[") or _single_json(stripped) else read_jsonl(text, name)
+    return _convert(rows, name, build)
+
+
+def _single_json(text: str) -> bool:
+    """True for a pretty-printed single object or {"data": [...]} page rather than JSONL."""
+    first = text.split("\n", 1)[0].strip()
+    return first == "{" or first.startswith('{"data"') or first.startswith('{"total"') or first.startswith('{"offset"')
+
+
+def detect(text: str, name: str) -> str:
+    """Guess the format from the file name and its first record."""
+    suffix = Path(name).suffix.lower()
+    if suffix == ".csv":
+        return "csv"
+    head = text.lstrip()[:4000]
+    if '"abstract_inverted_index"' in head or '"openalex.org/' in head or "openalex.org/W" in head:
+        return "openalex"
+    if '"paperId"' in head:
+        return "s2"
+    if suffix == ".json" and '"gs_citation"' in head:
+        return "paperlists"
+    if suffix == ".json" and _PAPERLISTS_NAME.match(Path(name).stem) and head.startswith("["):
+        return "paperlists"
+    return "jsonl"
+
+
+def parse(text: str, name: str, fmt: str = "auto") -> tuple[str, Parsed]:
+    fmt = detect(text, name) if fmt == "auto" else fmt
+    if fmt == "jsonl":
+        return fmt, native(text, name, csv_format=False)
+    if fmt == "csv":
+        return fmt, native(text, name, csv_format=True)
+    if fmt == "paperlists":
+        return fmt, paperlists(text, name)
+    if fmt == "openalex":
+        return fmt, openalex(text, name)
+    if fmt == "s2":
+        return fmt, s2(text, name)
+    raise FileInvalid(RowError(name, 1, "--format", f"unknown format {fmt!r}; use auto or one of {', '.join(FORMATS)}"))

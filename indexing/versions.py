@@ -1,0 +1,116 @@
+"""Versioned index folders, manifests with checksums, and the atomic "current" pointer."""
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+from indexing.vectorindex.faiss_index import FaissIndex
+
+CURRENT = "CURRENT"
+MANIFEST = "manifest.json"
+PAPERS = "papers.json"
+
+
+class IndexDamaged(RuntimeError):
+    """A published version failed verification; the message says what and what to do."""
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write to a temporary file, fsync, then rename over the target: readers see old or new, never half."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def current_version(indexes_dir: Path) -> str | None:
+    try:
+        return (indexes_dir / CURRENT).read_text().strip() or None
+    except FileNotFoundError:
+        return None
+
+
+def set_current(indexes_dir: Path, version: str) -> None:
+    write_atomic(indexes_dir / CURRENT, version.encode() + b"\n")
+
+
+def list_versions(indexes_dir: Path) -> list[str]:
+    if not indexes_dir.is_dir():
+        return []
+    return sorted(p.name for p in indexes_dir.iterdir() if p.is_dir() and (p / MANIFEST).exists()
+                  and not p.name.startswith("."))
+
+
+@dataclass
+class LoadedIndex:
+    """One published version, loaded: the vectors, the paper snapshot and the manifest."""
+
+    version: str
+    manifest: dict
+    index: FaissIndex
+    papers: dict[int, dict]
+
+    def search(self, vectors: np.ndarray, k: int) -> list[list[tuple[dict, float]]]:
+        """Top-k papers per query vector, best first, as (paper snapshot, cosine)."""
+        if len(self.index) == 0:
+            return [[] for _ in range(len(vectors))]
+        sims, ids = self.index.search(vectors, k)
+        return [[(self.papers[int(i)], float(s)) for s, i in zip(row_s, row_i) if i >= 0]
+                for row_s, row_i in zip(sims, ids)]
+
+
+def load_version(indexes_dir: Path, version: str) -> LoadedIndex:
+    """Load and verify a version (checksums, counts); raises IndexDamaged with the reason."""
+    folder = indexes_dir / version
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+    except FileNotFoundError:
+        raise IndexDamaged(f"index version {version}: manifest missing; rebuild with `hindsight index build`") from None
+    except (ValueError, OSError) as exc:
+        raise IndexDamaged(f"index version {version}: manifest unreadable ({exc}); rebuild the index") from None
+    for name, expected in manifest.get("checksums", {}).items():
+        path = folder / name
+        if not path.exists():
+            raise IndexDamaged(f"index version {version}: file {name} is missing; rebuild the index")
+        if sha256_file(path) != expected:
+            raise IndexDamaged(f"index version {version}: checksum mismatch in {name} (damaged file); "
+                               "publish a good version with `hindsight index use VERSION` or rebuild")
+    try:
+        index = FaissIndex.load(folder, manifest["index"]["factory"])
+        rows = orjson.loads((folder / PAPERS).read_bytes())
+    except Exception as exc:  # faiss raises RuntimeError, orjson its own: any failure means damaged
+        raise IndexDamaged(f"index version {version}: cannot be read ({type(exc).__name__}); rebuild the index") from None
+    papers = {int(r["key"]): r for r in rows}
+    if len(index) != manifest["counts"]["indexed"] or len(papers) != len(index):
+        raise IndexDamaged(f"index version {version}: holds {len(index)} vectors and {len(papers)} papers, "
+                           f"manifest says {manifest['counts']['indexed']}; rebuild the index")
+    return LoadedIndex(version=version, manifest=manifest, index=index, papers=papers)
+
+
+def load_current(indexes_dir: Path) -> LoadedIndex | None:
+    version = current_version(indexes_dir)
+    return load_version(indexes_dir, version) if version else None

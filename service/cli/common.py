@@ -1,0 +1,50 @@
+"""Shared CLI helpers: settings, migrations, JSON output, progress bars, errors."""
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from indexing.db import migrate
+from indexing.settings import Settings, get_settings
+
+console = Console(stderr=True)
+JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON on stdout.")
+
+
+def ready_settings() -> Settings:
+    """The settings, with the database migrated to the newest schema."""
+    settings = get_settings()
+    migrate(settings.db_path)
+    return settings
+
+
+def print_json(data) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def fail(message: str, code: int = 2) -> None:
+    console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def progress_bars(enabled: bool = True) -> Iterator:
+    """A progress(stage, advance, total) callback drawing one rich bar per stage."""
+    if not enabled:
+        yield None
+        return
+    with Progress(TextColumn("{task.description:>8}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console, transient=False) as bars:
+        tasks: dict[str, int] = {}
+
+        def progress(stage: str, advance: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bars.add_task(stage, total=total)
+            bars.update(tasks[stage], advance=advance, total=total)
+
+        yield progress

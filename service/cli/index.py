@@ -1,0 +1,85 @@
+"""`hindsight index build|status|use`."""
+
+from datetime import date, datetime
+
+import typer
+from rich.table import Table
+
+from indexing.build import BuildBusy, BuildFailed, build_index
+from indexing.versions import IndexDamaged, current_version, list_versions, load_version, set_current
+from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings
+
+app = typer.Typer(help="Build, inspect and publish index versions.", no_args_is_help=True)
+
+
+def _date(value: str | None) -> date | None:
+    return datetime.strptime(value, "%Y-%m-%d").date() if value else None
+
+
+@app.command()
+def build(model: str = typer.Option(None, help="Embedder: minilm (offline default) or specter2."),
+          cutoff: str = typer.Option(None, help="Window start, YYYY-MM-DD (default 2023-06-01)."),
+          until: str = typer.Option(None, help="Window end, YYYY-MM-DD (default 2025-12-31)."),
+          theta: float = typer.Option(None, help="Override the model's calibrated threshold."),
+          json_out: bool = JsonOpt) -> None:
+    """Embed the papers in the window, build a new version, verify it and make it current."""
+    settings = ready_settings()
+    try:
+        with progress_bars(not json_out) as bars:
+            result = build_index(settings, model=model, cutoff=_date(cutoff), until=_date(until), theta=theta,
+                                 progress=bars)
+    except (BuildBusy, BuildFailed, IndexDamaged, ValueError) as exc:
+        fail(str(exc), 1)
+    m = result.manifest
+    if json_out:
+        print_json({"version": result.version, "seconds": round(result.seconds, 3), "manifest": m})
+        return
+    c = m["counts"]
+    console.print(f"published [bold]{result.version}[/] in {result.seconds:.1f}s: {c['indexed']} papers indexed "
+                  f"({c['embedded_new']} embedded, {c['embedded_from_cache']} from cache), model {m['model']} "
+                  f"theta {m['theta']}, window {m['window']['start']}..{m['window']['end']}; excluded "
+                  f"{c['excluded_before_cutoff']} before cutoff, {c['excluded_after_window']} after window",
+                  highlight=False)
+
+
+@app.command()
+def status(json_out: bool = JsonOpt) -> None:
+    """The current version and its manifest, and the versions on disk."""
+    settings = ready_settings()
+    versions, current = list_versions(settings.indexes_dir), current_version(settings.indexes_dir)
+    out: dict = {"current": current, "versions": versions, "manifest": None, "error": None}
+    if current:
+        try:
+            out["manifest"] = load_version(settings.indexes_dir, current).manifest
+        except IndexDamaged as exc:
+            out["error"] = str(exc)
+    if json_out:
+        print_json(out)
+        return
+    if not current:
+        fail("no index published yet: run `hindsight index build`", 1)
+    if out["error"]:
+        fail(out["error"], 1)
+    m = out["manifest"]
+    table = Table("field", "value", title=f"index {current}")
+    for key in ("model", "model_id", "revision", "dim", "theta", "cutoff", "created"):
+        table.add_row(key, str(m[key]))
+    table.add_row("window", f"{m['window']['start']}..{m['window']['end']}")
+    table.add_row("index", m["index"]["factory"])
+    for key, value in m["counts"].items():
+        table.add_row(key, str(value))
+    table.add_row("citations min/max", f"{m['impact']['citation_min']:g} / {m['impact']['citation_max']:g}")
+    table.add_row("versions on disk", ", ".join(versions))
+    console.print(table)
+
+
+@app.command()
+def use(version: str = typer.Argument(..., help="A version on disk, e.g. v0003.")) -> None:
+    """Make an existing, verified version current (a rollback)."""
+    settings = ready_settings()
+    try:
+        load_version(settings.indexes_dir, version)
+    except IndexDamaged as exc:
+        fail(str(exc), 1)
+    set_current(settings.indexes_dir, version)
+    console.print(f"current index is now {version}")

@@ -1,0 +1,97 @@
+"""`hindsight score` and `hindsight serve`."""
+
+import json
+from pathlib import Path
+
+import typer
+from pydantic import ValidationError
+from rich.table import Table
+
+from indexing.db import session_scope
+from indexing.embedders import load_embedder
+from indexing.versions import IndexDamaged, load_current
+from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings
+from service.schemas import IdeaIn
+from service.scoring import context_of, score_ideas, store_scores
+
+
+def read_ideas(path: Path) -> list[IdeaIn]:
+    ideas, seen = [], {}
+    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            idea = IdeaIn.model_validate_json(line)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"]) or "<line>"
+            fail(f"{path}:{number}: field '{where}': {err['msg']}")
+        if idea.id in seen:
+            fail(f"{path}:{number}: field 'id': duplicate id {idea.id!r}, first on line {seen[idea.id]}")
+        seen[idea.id] = number
+        ideas.append(idea)
+    if not ideas:
+        fail(f"{path}: no ideas")
+    return ideas
+
+
+def score(ideas_file: Path = typer.Argument(..., exists=True, dir_okay=False, help="JSONL of ideas."),
+          out: Path = typer.Option(None, "--out", help="Write one JSON line per idea here."),
+          system: str = typer.Option("default", help="The generator system that wrote the ideas."),
+          run: str = typer.Option("default", help="A label for this run."),
+          top_k: int = typer.Option(None, help="Papers retrieved per idea (default 20)."),
+          json_out: bool = JsonOpt) -> None:
+    """Score ideas against the current index and store them under the run."""
+    settings = ready_settings()
+    ideas = read_ideas(ideas_file)
+    try:
+        loaded = load_current(settings.indexes_dir)
+    except IndexDamaged as exc:
+        fail(str(exc), 1)
+    if loaded is None:
+        fail("no index published yet: run `hindsight index build`", 1)
+    m = loaded.manifest
+    embedder = load_embedder(m["model"], settings, theta=m["theta"])
+    if embedder.revision != m["revision"]:
+        fail(f"index {loaded.version} was built with revision {m['revision']}, this model is {embedder.revision}; "
+             "rebuild the index", 1)
+    top_k = top_k or settings.top_k
+    results = []
+    with progress_bars(not json_out) as bars:
+        for start in range(0, len(ideas), 32):
+            results += score_ideas(ideas[start:start + 32], loaded=loaded, embedder=embedder, top_k=top_k)
+            if bars:
+                bars("score", min(32, len(ideas) - start), len(ideas))
+    context = context_of(loaded, top_k)
+    with session_scope(settings.db_path) as session:
+        run_id = store_scores(session, system=system, label=run, ideas=ideas, results=results, context=context)
+    lines = [{**r.model_dump(), **context.model_dump(), "system": system, "run": run} for r in results]
+    if out:
+        out.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    if json_out:
+        print_json({**context.model_dump(), "system": system, "run": run, "run_id": run_id,
+                    "ideas": [r.model_dump() for r in results]})
+        return
+    table = Table("idea", "score", "matched", "best match", "similarity",
+                  title=f"{system}/{run}: model {context.model}, theta {context.theta}, index "
+                        f"{context.index_version}, window {context.window['start']}..{context.window['end']}")
+    for r in results:
+        best = next((x for x in r.matches if x.above_threshold), r.matches[0] if r.matches else None)
+        table.add_row(r.id, f"{r.score:.3f}", "yes" if r.matched else "no",
+                      (best.title[:60] if best else "-"), f"{best.similarity:.3f}" if best else "-")
+    console.print(table)
+    mean = sum(r.score for r in results) / len(results)
+    rate = sum(r.matched for r in results) / len(results)
+    console.print(f"{len(results)} ideas: mean score {mean:.3f}, match rate {rate:.0%}"
+                  + (f"; written to {out}" if out else ""), highlight=False)
+
+
+def serve(host: str = typer.Option("127.0.0.1", help="Bind address."),
+          port: int = typer.Option(8000, help="Port."),
+          workers: int = typer.Option(1, help="Worker processes."),
+          log_level: str = typer.Option("info")) -> None:
+    """Run the HTTP API (like uvicorn); docs at /docs."""
+    import uvicorn
+
+    ready_settings()
+    uvicorn.run("service.app:create_app", factory=True, host=host, port=port, workers=workers, log_level=log_level)

@@ -1,0 +1,53 @@
+"""Background jobs (index rebuilds) run one at a time in a worker thread."""
+
+import threading
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from typing import Any
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class Jobs:
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindsight-job")
+        self._jobs: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def submit(self, kind: str, fn: Callable[[Callable[[str, int, int], None]], Any]) -> dict:
+        """Run fn(progress) in the background; progress(stage, advance, total) updates the job."""
+        job_id = uuid.uuid4().hex[:12]
+        job = {"id": job_id, "kind": kind, "status": "queued", "created": _now(), "finished": None,
+               "progress": {"stage": None, "done": 0, "total": 0}, "result": None, "error": None}
+        with self._lock:
+            self._jobs[job_id] = job
+
+        def progress(stage: str, advance: int, total: int) -> None:
+            p = job["progress"]
+            if p["stage"] != stage:
+                p.update(stage=stage, done=0)
+            p["done"] += advance
+            p["total"] = total
+
+        def run() -> None:
+            job["status"] = "running"
+            try:
+                job["result"] = fn(progress)
+                job["status"] = "succeeded"
+            except Exception as exc:  # the job reports any failure instead of dying silently
+                job["status"], job["error"] = "failed", str(exc)
+            job["finished"] = _now()
+
+        self._pool.submit(run)
+        return dict(job)
+
+    def get(self, job_id: str) -> dict | None:
+        job = self._jobs.get(job_id)
+        return dict(job) if job else None
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,24 @@
+"""Liveness and readiness."""
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from service.deps import HolderDep
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/healthz")
+def healthz() -> dict:
+    """The process is up."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz")
+def readyz(holder: HolderDep):
+    """Ready when an index version is loaded; otherwise 503 with the reason."""
+    status = holder.status()
+    reason = holder.not_ready_reason()
+    if reason:
+        return JSONResponse({"status": "not ready", "reason": reason, **status}, status_code=503)
+    return {"status": "ready", **status}

@@ -1,0 +1,65 @@
+"""Request and response models of the scoring API."""
+
+from pydantic import BaseModel, Field, model_validator
+
+
+class IdeaIn(BaseModel):
+    id: str = Field(min_length=1, max_length=255, description="The caller's idea id.")
+    problem: str | None = None
+    method: str | None = None
+    text: str | None = Field(None, description="Free text, instead of problem + method.")
+
+    @model_validator(mode="after")
+    def _has_text(self) -> "IdeaIn":
+        if not any(v and v.strip() for v in (self.problem, self.method, self.text)):
+            raise ValueError("an idea needs 'problem' (and 'method') or 'text'")
+        if self.text and (self.problem or self.method):
+            raise ValueError("give either 'text' or 'problem' + 'method', not both")
+        return self
+
+
+class ScoreRequest(BaseModel):
+    system: str = Field("default", min_length=1, max_length=255, description="The idea generator.")
+    run: str = Field("default", min_length=1, max_length=255, description="A label for this run of it.")
+    ideas: list[IdeaIn] = Field(min_length=1)
+    top_k: int | None = Field(None, ge=1, le=200)
+
+
+class MatchOut(BaseModel):
+    paper_id: str
+    title: str
+    venue: str | None
+    year: int
+    citations: int | None
+    similarity: float
+    impact: float
+    above_threshold: bool
+
+
+class IdeaScoreOut(BaseModel):
+    id: str
+    score: float
+    matched: bool
+    n_matches: int
+    matches: list[MatchOut]
+
+
+class ScoringContext(BaseModel):
+    """What makes a score reproducible."""
+
+    model: str
+    model_id: str
+    revision: str
+    theta: float
+    index_version: str
+    cutoff: str
+    window: dict[str, str]
+    top_k: int
+    impact: dict
+
+
+class ScoreResponse(ScoringContext):
+    system: str
+    run: str
+    run_id: int
+    ideas: list[IdeaScoreOut]

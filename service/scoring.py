@@ -1,0 +1,81 @@
+"""Scoring ideas against a loaded index version, and storing the scores under a run."""
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from indexing.embedders import Embedder, join
+from indexing.models import Idea, Match, Run, Score
+from indexing.versions import LoadedIndex
+from service.schemas import IdeaIn, IdeaScoreOut, MatchOut, ScoringContext
+
+
+def context_of(loaded: LoadedIndex, top_k: int) -> ScoringContext:
+    m = loaded.manifest
+    return ScoringContext(model=m["model"], model_id=m["model_id"], revision=m["revision"], theta=m["theta"],
+                          index_version=loaded.version, cutoff=m["cutoff"], window=m["window"], top_k=top_k,
+                          impact=m["impact"])
+
+
+def idea_text(embedder: Embedder, idea: IdeaIn) -> str:
+    return idea.text.strip() if idea.text else join(embedder, idea.problem or "", idea.method)
+
+
+def score_vectors(hits: list[tuple[dict, float]], theta: float) -> tuple[float, list[MatchOut]]:
+    """Idea score = max impact over the retrieved papers with cosine >= theta; 0 when none."""
+    matches = [MatchOut(paper_id=p["paper_id"], title=p["title"], venue=p["venue"], year=p["year"],
+                        citations=p["citations"], similarity=round(sim, 6), impact=p["impact"],
+                        above_threshold=sim >= theta) for p, sim in hits]
+    return max((m.impact for m in matches if m.above_threshold), default=0.0), matches
+
+
+def score_ideas(ideas: list[IdeaIn], *, loaded: LoadedIndex, embedder: Embedder, top_k: int) -> list[IdeaScoreOut]:
+    vectors = embedder.encode([idea_text(embedder, i) for i in ideas])
+    theta = loaded.manifest["theta"]
+    out = []
+    for idea, hits in zip(ideas, loaded.search(vectors, top_k)):
+        score, matches = score_vectors(hits, theta)
+        n = sum(m.above_threshold for m in matches)
+        out.append(IdeaScoreOut(id=idea.id, score=score, matched=n > 0, n_matches=n, matches=matches))
+    return out
+
+
+def get_or_create_run(session: Session, *, system: str, label: str) -> Run:
+    run = session.scalars(select(Run).where(Run.system == system, Run.label == label)).first()
+    if run is None:
+        run = Run(system=system, label=label)
+        session.add(run)
+        session.flush()
+    return run
+
+
+def store_scores(session: Session, *, system: str, label: str, ideas: list[IdeaIn], results: list[IdeaScoreOut],
+                 context: ScoringContext) -> int:
+    """Store (or replace) each idea's score and matches under the run; returns the run id."""
+    run = get_or_create_run(session, system=system, label=label)
+    existing = {i.idea_id: i for i in session.scalars(
+        select(Idea).where(Idea.run_id == run.id, Idea.idea_id.in_([i.id for i in ideas])))}
+    for idea, result in zip(ideas, results):
+        row = existing.get(idea.id)
+        if row is None:
+            row = Idea(run_id=run.id, idea_id=idea.id)
+            session.add(row)
+        row.problem, row.method, row.text = idea.problem, idea.method, idea.text
+        if row.score is not None:
+            session.delete(row.score)
+            session.flush()
+        row.score = Score(
+            score=result.score, matched=result.matched, model=context.model, theta=context.theta,
+            index_version=context.index_version, cutoff=_date(context.cutoff), window_end=_date(context.window["end"]),
+            top_k=context.top_k,
+            matches=[Match(rank=r, paper_id=m.paper_id, title=m.title, venue=m.venue, year=m.year,
+                           citations=m.citations, similarity=m.similarity, impact=m.impact,
+                           above_threshold=m.above_threshold) for r, m in enumerate(result.matches, start=1)],
+        )
+    session.flush()
+    return run.id
+
+
+def _date(value: str):
+    from datetime import date
+
+    return date.fromisoformat(value)

@@ -1,0 +1,77 @@
+"""The index the service answers from: loaded at start, swapped when a new version is published."""
+
+import threading
+from pathlib import Path
+
+from indexing.embedders import Embedder, load_embedder
+from indexing.settings import Settings
+from indexing.versions import IndexDamaged, LoadedIndex, current_version, load_version
+
+
+class NoIndex(RuntimeError):
+    """No usable index version; the message says why and what to do."""
+
+
+class IndexHolder:
+    """Holds the current LoadedIndex; a request keeps the object it got, so a swap never disturbs it."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._loaded: LoadedIndex | None = None
+        self._failed: dict[str, str] = {}  # version -> why it was refused
+        self._lock = threading.Lock()
+        self._embedders: dict[tuple[str, str], Embedder] = {}
+
+    @property
+    def indexes_dir(self) -> Path:
+        return self.settings.indexes_dir
+
+    def refresh(self) -> None:
+        """Follow the current pointer; a damaged version is refused and the previous one kept."""
+        wanted = current_version(self.indexes_dir)
+        loaded = self._loaded
+        if wanted is None or (loaded and loaded.version == wanted) or wanted in self._failed:
+            return
+        with self._lock:
+            if self._loaded is not loaded:
+                return  # another thread swapped while we waited
+            try:
+                self._loaded = load_version(self.indexes_dir, wanted)
+            except IndexDamaged as exc:
+                self._failed[wanted] = str(exc)
+
+    def current(self) -> LoadedIndex:
+        self.refresh()
+        if self._loaded is None:
+            raise NoIndex(self.not_ready_reason() or "no index loaded")
+        return self._loaded
+
+    def not_ready_reason(self) -> str | None:
+        if self._loaded is not None:
+            return None
+        wanted = current_version(self.indexes_dir)
+        if wanted is None:
+            return "no index has been published yet: run `hindsight index build` (or POST /v1/index/rebuild)"
+        return self._failed.get(wanted, f"index version {wanted} is not loaded")
+
+    def status(self) -> dict:
+        self.refresh()
+        wanted = current_version(self.indexes_dir)
+        return {
+            "loaded_version": self._loaded.version if self._loaded else None,
+            "current_pointer": wanted,
+            "refused": dict(self._failed),
+        }
+
+    def embedder_for(self, loaded: LoadedIndex) -> Embedder:
+        """The model that built this version, loaded once; its revision must match the manifest's."""
+        m = loaded.manifest
+        key = (m["model"], m["revision"])
+        with self._lock:
+            if key not in self._embedders:
+                embedder = load_embedder(m["model"], self.settings, theta=m["theta"])
+                if embedder.revision != m["revision"]:
+                    raise NoIndex(f"index {loaded.version} was built with {m['model']} revision {m['revision']}, "
+                                  f"but this server loads revision {embedder.revision}; rebuild the index")
+                self._embedders[key] = embedder
+            return self._embedders[key]
