@@ -1,0 +1,1 @@
+"""Metrics of neighbouring benchmarks: plain functions over gold labels and predictions."""

@@ -1,0 +1,385 @@
+"""InnoEval (arXiv 2602.14367): points (decision), groups (best selection and ranking), pairs (which is better)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from math import factorial
+from statistics import fmean
+from typing import Any
+
+from service.metrics.classification import accuracy_and_macro_f1, confusion
+from service.metrics.parsing import MetricsInputError, align, check_records, get_id, get_path
+from service.metrics.ranking import lis_match, lis_match_chance
+from service.metrics.report import Report, listed, make_report
+
+BENCHMARK = "innoeval"
+LABELS = ("reject", "poster", "spotlight", "oral", "highlight")
+# Tiers used for groups and pairs: oral 4 > spotlight 3 > poster 2 > reject 1. A highlight (CVPR's label for the
+# papers between poster and oral) is put level with spotlight.
+TIER = {"reject": 1, "poster": 2, "spotlight": 3, "highlight": 3, "oral": 4}
+BINARY = {"reject": "reject", "poster": "accept", "spotlight": "accept", "oral": "accept", "highlight": "accept"}
+TERNARY = {"reject": "reject", "poster": "poster", "spotlight": "top", "oral": "top", "highlight": "top"}
+
+_DECISION_WORD = re.compile(r"\b(reject(?:ed|ion)?|posters?|spotlights?|orals?|highlights?)\b", re.IGNORECASE)
+
+
+def parse_decision(text: Any) -> str | None:
+    """One InnoEval label from "Accept (Oral)", "oral", "Reject", ...; None if none or two different labels."""
+    if not isinstance(text, str):
+        return None
+    found = {_canonical(word) for word in _DECISION_WORD.findall(text)}
+    return found.pop() if len(found) == 1 else None
+
+
+def _canonical(word: str) -> str:
+    word = word.lower()
+    return "reject" if word.startswith("reject") else word.rstrip("s")
+
+
+def _gold_label(value: Any, *, source: str, index: int, field: str) -> str:
+    label = parse_decision(value)
+    if label is None:
+        raise MetricsInputError(f"cannot read a decision ({', '.join(LABELS)}) from {value!r}", source=source,
+                                index=index, field=field)
+    return label
+
+
+def _prediction_ids(predictions: Sequence[Mapping[str, Any]], key: str = "id") -> list[tuple[str, Mapping]]:
+    return [(get_id(item, key, source="predictions", index=i), item) for i, item in enumerate(predictions)]
+
+
+# ---------------------------------------------------------------------------------------------- points
+
+
+def score_points(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]) -> Report:
+    """Accuracy and macro-F1 of the decision, on the full label set and the binary and ternary mappings."""
+    gold = check_records(gold, source="gold")
+    predictions = check_records(predictions, source="predictions")
+    truth: dict[str, str] = {}
+    gold_duplicates: list[str] = []
+    gold_conflicts: set[str] = set()
+    for index, record in enumerate(gold):
+        paper = get_id(record, "paper_id", source="gold", index=index)
+        label = _gold_label(get_path(record, "decision", source="gold", index=index), source="gold", index=index,
+                            field="decision")
+        if paper in truth:
+            gold_duplicates.append(paper)
+            if truth[paper] != label:
+                gold_conflicts.add(paper)
+        else:
+            truth[paper] = label
+    for paper in gold_conflicts:
+        del truth[paper]
+    if not truth:
+        raise MetricsInputError("no usable gold item (all conflicting)", source="gold")
+
+    alignment = align(list(truth), _prediction_ids(predictions),
+                      answer=lambda item: parse_decision(item.get("prediction")))
+    ids = list(truth)
+    y_true = [truth[paper] for paper in ids]
+    y_pred: list[str | None] = []
+    invalid: list[str] = []
+    for paper in ids:
+        if paper not in alignment.matched:
+            y_pred.append(None)
+            continue
+        index, item = alignment.matched[paper]
+        label = parse_decision(item.get("prediction"))
+        if label is None:
+            invalid.append(paper)
+        y_pred.append(label)
+
+    metrics: dict[str, float | None] = {}
+    details: dict[str, Any] = {}
+    for name, mapping in (("full", None), ("binary", BINARY), ("ternary", TERNARY)):
+        true_m = y_true if mapping is None else [mapping[label] for label in y_true]
+        pred_m = y_pred if mapping is None else [None if label is None else mapping[label] for label in y_pred]
+        order = LABELS if mapping is None else tuple(dict.fromkeys(mapping.values()))
+        accuracy, macro_f1 = accuracy_and_macro_f1(true_m, pred_m, label_order=order)
+        metrics[f"{name}.accuracy"] = accuracy
+        metrics[f"{name}.macro_f1"] = macro_f1
+        details[f"{name}.confusion"] = confusion(true_m, pred_m, label_order=order)
+
+    details |= {"invalid_ids": listed(invalid), "missing_ids": listed(alignment.missing),
+                "duplicate_ids": listed(alignment.duplicate), "unknown_ids": listed(alignment.unknown),
+                "gold_duplicate_ids": listed(gold_duplicates), "gold_conflict_ids": listed(sorted(gold_conflicts))}
+    return make_report(
+        benchmark=BENCHMARK, task="points", n=len(ids), metrics=metrics,
+        counts=alignment.counts() | {"invalid": len(invalid), "gold_duplicates": len(gold_duplicates),
+                                     "gold_conflicts": len(gold_conflicts)},
+        counting={
+            "gold_duplicates": "a paper_id repeated in the gold with the same decision: evaluated once",
+            "gold_conflicts": "a paper_id repeated in the gold with different decisions: left out of the evaluation",
+            "labels": "full: reject, poster, spotlight, oral, highlight; binary: reject vs accept; ternary: "
+                      "reject / poster / top (spotlight, oral, highlight). A prediction names exactly one label "
+                      "(\"Accept (Oral)\" or \"oral\"); plain \"Accept\" or two labels is invalid",
+            "macro_f1": "unweighted mean of per-label F1 over the labels present in the gold or in a valid "
+                        "prediction; items without a valid prediction lower the recall of their gold label",
+        },
+        details=details,
+    )
+
+
+# ---------------------------------------------------------------------------------------------- groups
+
+
+@dataclass(frozen=True)
+class Group:
+    query: str
+    order: tuple[str, ...]  # gold ranking, best first
+    tiers: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        return len(self.order)
+
+
+def _read_group(record: Mapping[str, Any], index: int) -> tuple[str, list[tuple[str, int]]]:
+    query = get_path(record, "query", source="gold", index=index)
+    if not isinstance(query, Mapping):
+        raise MetricsInputError("expected an object", source="gold", index=index, field="query")
+    query_id = get_id(query, "paper_id", source="gold", index=index)
+    decision = query.get("decision") or record.get("query_category")
+    members = [(query_id, TIER[_gold_label(decision, source="gold", index=index, field="query.decision")])]
+    matches = get_path(record, "matches", source="gold", index=index)
+    if not isinstance(matches, Mapping) or not matches:
+        raise MetricsInputError("expected a non-empty object of tier -> match", source="gold", index=index,
+                                field="matches")
+    for tier_name, match in matches.items():
+        where = f"matches.{tier_name}"
+        if not isinstance(match, Mapping):
+            raise MetricsInputError("expected an object", source="gold", index=index, field=where)
+        paper = match.get("paper_internal_id") or (match.get("paper") or {}).get("id")
+        if not paper:
+            raise MetricsInputError("missing paper id (paper_internal_id or paper.id)", source="gold", index=index,
+                                    field=where)
+        category = match.get("category") or tier_name
+        members.append((str(paper), TIER[_gold_label(category, source="gold", index=index,
+                                                      field=f"{where}.category")]))
+    return query_id, members
+
+
+def read_groups(gold: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Group], dict[str, list[str]]]:
+    """Gold groups by query id, and the ids set aside by the duplicate rule: {reason: [query ids]}."""
+    groups: dict[str, Group] = {}
+    aside: dict[str, list[str]] = {"gold_duplicates": [], "gold_conflicts": [], "gold_tied_or_repeated": []}
+    conflicts: set[str] = set()
+    for index, record in enumerate(gold):
+        query_id, members = _read_group(record, index)
+        ids = [paper for paper, _ in members]
+        tiers = [tier for _, tier in members]
+        if len(set(ids)) != len(ids) or len(set(tiers)) != len(tiers):
+            # Without one paper per tier the gold ranking is not a strict order: set aside, reported.
+            aside["gold_tied_or_repeated"].append(query_id)
+            continue
+        ranked = sorted(members, key=lambda member: -member[1])
+        group = Group(query_id, tuple(p for p, _ in ranked), tuple(t for _, t in ranked))
+        if query_id in groups or query_id in conflicts:
+            aside["gold_duplicates"].append(query_id)
+            if query_id in groups and groups[query_id] != group:
+                conflicts.add(query_id)
+                del groups[query_id]
+            continue
+        groups[query_id] = group
+    aside["gold_conflicts"] = sorted(conflicts)
+    return groups, aside
+
+
+def _group_answer(item: Mapping[str, Any]) -> str:
+    return repr((item.get("best"), item.get("ranking")))
+
+
+def score_groups(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]) -> Report:
+    """Best-selection accuracy, LIS match and exact-order accuracy of the predicted rankings."""
+    gold = check_records(gold, source="gold")
+    predictions = check_records(predictions, source="predictions")
+    groups, aside = read_groups(gold)
+    if not groups:
+        raise MetricsInputError("no usable gold group", source="gold")
+    alignment = align(list(groups), _prediction_ids(predictions), answer=_group_answer)
+
+    best_hits: list[float] = []
+    lis_scores: list[float] = []
+    exact_hits: list[float] = []
+    invalid_best: list[str] = []
+    invalid_ranking: list[str] = []
+    best_from_ranking = 0
+    for query_id, group in groups.items():
+        if query_id not in alignment.matched:
+            best_hits.append(0.0), lis_scores.append(0.0), exact_hits.append(0.0)
+            continue
+        _, item = alignment.matched[query_id]
+        ranking = item.get("ranking")
+        valid_ranking = (isinstance(ranking, list) and all(isinstance(p, str) for p in ranking)
+                         and len(ranking) == group.size and set(ranking) == set(group.order))
+        best = item.get("best")
+        if best is None and isinstance(ranking, list) and ranking:
+            best = ranking[0]
+            best_from_ranking += 1
+        if best not in group.order:
+            invalid_best.append(query_id)
+        if not valid_ranking:
+            invalid_ranking.append(query_id)
+        best_hits.append(float(best == group.order[0]))
+        lis_scores.append(lis_match(group.order, ranking) if valid_ranking else 0.0)
+        exact_hits.append(float(valid_ranking and tuple(ranking) == group.order))
+
+    sizes = [group.size for group in groups.values()]
+    invalid_any = set(invalid_best) | set(invalid_ranking)
+    return make_report(
+        benchmark=BENCHMARK, task="groups", n=len(groups),
+        metrics={"best_accuracy": fmean(best_hits), "lis_match": fmean(lis_scores),
+                 "exact_order_accuracy": fmean(exact_hits)},
+        chance={"best_accuracy": fmean(1 / size for size in sizes),
+                "lis_match": fmean(lis_match_chance(size) for size in sizes),
+                "exact_order_accuracy": fmean(1 / factorial(size) for size in sizes)},
+        counts=alignment.counts() | {
+            "invalid": len(invalid_any), "invalid_best": len(invalid_best), "invalid_ranking": len(invalid_ranking),
+            "best_from_ranking": best_from_ranking} | {reason: len(ids) for reason, ids in aside.items()},
+        counting={
+            "invalid": "groups with an invalid best or an invalid ranking (each counted wrong for its own metric)",
+            "invalid_best": "best is not a paper of the group: best selection counted wrong",
+            "invalid_ranking": "ranking is not exactly the group's papers, each once: LIS match 0, order wrong",
+            "best_from_ranking": "predictions without `best`: the first paper of their ranking is their best",
+            "gold_duplicates": "a query repeated in the gold (the real groups file repeats one): an identical "
+                               "repeat is evaluated once; a repeat with other papers makes it a conflict",
+            "gold_conflicts": "a query repeated with different papers or tiers: left out of the evaluation",
+            "gold_tied_or_repeated": "a group without one paper per tier (no strict gold order): left out",
+            "lis_match": "length of the longest increasing subsequence of the gold ranks read in predicted "
+                         "order, divided by the group size; mean over groups",
+            "chance": "expected value under a uniformly random prediction, averaged over the groups' sizes; "
+                      "LIS chance is exact (RSK / hook length formula)",
+        },
+        details={"group_sizes": {str(size): sizes.count(size) for size in sorted(set(sizes))},
+                 "lis_match_chance_by_size": {str(size): lis_match_chance(size) for size in sorted(set(sizes))},
+                 "missing_ids": listed(alignment.missing), "duplicate_ids": listed(alignment.duplicate),
+                 "unknown_ids": listed(alignment.unknown), "invalid_best_ids": listed(invalid_best),
+                 "invalid_ranking_ids": listed(invalid_ranking)} | {f"{k}_ids": listed(v) for k, v in aside.items()},
+    )
+
+
+# ----------------------------------------------------------------------------------------------- pairs
+
+
+@dataclass(frozen=True)
+class Pair:
+    papers: tuple[str, str]  # sorted: a pair is the unordered set {a, b}
+    winner: str | None  # None for a tie in the gold
+    difficulty: str
+
+
+def pair_key(a: str, b: str) -> str:
+    """Id of the unordered pair {a, b}, the same whichever paper is shown first."""
+    first, second = sorted((a, b))
+    return f"{first}|{second}"
+
+
+def _difficulty(value: Any) -> str:
+    if value is None:
+        return "unspecified"
+    text = str(value).strip().lower()
+    return "hard" if text in {"difficult", "diff", "hard"} else text
+
+
+def read_pairs(gold: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Pair], list[str], list[str]]:
+    """Gold pairs by pair key, the repeated keys and the conflicting keys (left out)."""
+    pairs: dict[str, Pair] = {}
+    duplicates: list[str] = []
+    conflicts: set[str] = set()
+    for index, record in enumerate(gold):
+        sides = []
+        for side in ("paper_a", "paper_b"):
+            paper = get_path(record, side, source="gold", index=index)
+            if not isinstance(paper, Mapping):
+                raise MetricsInputError("expected an object", source="gold", index=index, field=side)
+            paper_id = get_id(paper, "paper_id", source="gold", index=index)
+            tier = TIER[_gold_label(paper.get("decision"), source="gold", index=index, field=f"{side}.decision")]
+            sides.append((paper_id, tier))
+        (a, tier_a), (b, tier_b) = sides
+        if a == b:
+            raise MetricsInputError("paper_a and paper_b are the same paper", source="gold", index=index)
+        winner = a if tier_a > tier_b else b if tier_b > tier_a else None
+        key = pair_key(a, b)
+        pair = Pair(tuple(sorted((a, b))), winner, _difficulty(record.get("difficulty")))
+        if key in pairs or key in conflicts:
+            # group_id is not unique among pairs and the same two papers can come back under another group_id.
+            duplicates.append(key)
+            if key in pairs and pairs[key] != pair:
+                conflicts.add(key)
+                del pairs[key]
+            continue
+        pairs[key] = pair
+    return pairs, duplicates, sorted(conflicts)
+
+
+def read_pair_choice(item: Mapping[str, Any], a: str, b: str) -> str | None:
+    """The preferred paper id of a pair prediction: a paper id, or "A"/"B" read against its own a and b."""
+    value = item.get("prediction")
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if text in (a, b):
+        return text
+    letter = text.strip("()[]. ").upper()
+    return {"A": a, "B": b}.get(letter)
+
+
+def score_pairs(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]) -> Report:
+    """Pairwise accuracy overall and by difficulty; gold ties are reported and left out."""
+    gold = check_records(gold, source="gold")
+    predictions = check_records(predictions, source="predictions")
+    pairs, gold_duplicates, gold_conflicts = read_pairs(gold)
+    keyed: list[tuple[str, tuple[str, str, Mapping]]] = []
+    for index, item in enumerate(predictions):
+        a = get_id(item, "a", source="predictions", index=index)
+        b = get_id(item, "b", source="predictions", index=index)
+        if a == b:
+            raise MetricsInputError("a and b are the same paper", source="predictions", index=index)
+        keyed.append((pair_key(a, b), (a, b, item)))
+    alignment = align(list(pairs), keyed, answer=lambda value: read_pair_choice(value[2], value[0], value[1]))
+
+    scored = {key: pair for key, pair in pairs.items() if pair.winner is not None}
+    ties = [key for key, pair in pairs.items() if pair.winner is None]
+    if not scored:
+        raise MetricsInputError("every gold pair is a tie: accuracy is undefined", source="gold")
+    hits: dict[str, list[float]] = {}
+    invalid: list[str] = []
+    for key, pair in scored.items():
+        correct = False
+        if key in alignment.matched:
+            _, (a, b, item) = alignment.matched[key]
+            choice = read_pair_choice(item, a, b)
+            if choice is None:
+                invalid.append(key)
+            correct = choice == pair.winner
+        hits.setdefault("all", []).append(float(correct))
+        hits.setdefault(pair.difficulty, []).append(float(correct))
+
+    metrics = {"accuracy": fmean(hits["all"])}
+    metrics |= {f"accuracy.{level}": fmean(values) for level, values in sorted(hits.items()) if level != "all"}
+    missing_scored = [key for key in alignment.missing if key in scored]
+    return make_report(
+        benchmark=BENCHMARK, task="pairs", n=len(scored), metrics=metrics,
+        chance={name: 0.5 for name in metrics},
+        counts={"missing": len(missing_scored), "duplicate": len(alignment.duplicate),
+                "duplicate_conflicting": len(alignment.conflicting),
+                "unknown_id": len(alignment.unknown), "invalid": len(invalid), "gold_ties": len(ties),
+                "gold_duplicates": len(gold_duplicates), "gold_conflicts": len(gold_conflicts)},
+        counting={
+            "pair": "a pair is the unordered set {a, b}: a swapped presentation is the same pair; the prediction "
+                    "names the preferred paper id, or \"A\"/\"B\" read against its own a and b",
+            "invalid": "prediction that is neither paper of the pair nor A/B (a \"tie\" answer is invalid)",
+            "gold_ties": "gold pairs whose two decisions are the same tier: no right answer, left out of n",
+            "gold_duplicates": "the same two papers repeated in the gold (group_id is not unique among pairs and "
+                               "is not used): an identical repeat is evaluated once",
+            "gold_conflicts": "the same two papers repeated with another winner or difficulty: left out",
+            "accuracy.<difficulty>": "accuracy within the file's `difficulty` (\"difficult\" is reported as hard)",
+        },
+        details={"n_by_difficulty": {level: len(values) for level, values in sorted(hits.items()) if level != "all"},
+                 "gold_tie_pairs": listed(ties), "invalid_pairs": listed(invalid),
+                 "missing_pairs": listed(missing_scored), "duplicate_pairs": listed(alignment.duplicate),
+                 "unknown_pairs": listed(alignment.unknown), "gold_duplicate_pairs": listed(gold_duplicates),
+                 "gold_conflict_pairs": listed(gold_conflicts)},
+    )

@@ -1,0 +1,123 @@
+"""Input errors, record field access and id alignment shared by the benchmark modules."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+Records = Sequence[Mapping[str, Any]]
+
+
+class MetricsInputError(ValueError):
+    """Bad input that makes a metric undefined; names the input (source), the item (0-based index) and the field."""
+
+    def __init__(self, message: str, *, source: str | None = None, index: int | None = None,
+                 field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.source = source
+        self.index = index
+        self.field = field
+
+    def location(self) -> str:
+        """Where the problem is, e.g. `predictions[3].prediction`."""
+        where = self.source or ""
+        if self.index is not None:
+            where += f"[{self.index}]"
+        if self.field:
+            where += f".{self.field}" if where else self.field
+        return where
+
+    def __str__(self) -> str:
+        where = self.location()
+        return f"{where}: {self.message}" if where else self.message
+
+
+def check_records(items: Any, *, source: str) -> Records:
+    """A non-empty list of JSON objects, or an error naming the first bad item."""
+    if not isinstance(items, Sequence) or isinstance(items, (str, bytes)):
+        raise MetricsInputError("expected a list of JSON objects", source=source)
+    if len(items) == 0:
+        raise MetricsInputError("is empty: nothing to evaluate", source=source)
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise MetricsInputError(f"expected a JSON object, got {type(item).__name__}", source=source, index=index)
+    return items
+
+
+def get_id(item: Mapping[str, Any], key: str, *, source: str, index: int) -> str:
+    """A record's id field as a string (numbers are accepted and stringified)."""
+    value = item.get(key)
+    if value is None:
+        raise MetricsInputError("missing id field", source=source, index=index, field=key)
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise MetricsInputError(f"id must be a string or an integer, got {value!r}", source=source, index=index,
+                                field=key)
+    text = str(value).strip()
+    if not text:
+        raise MetricsInputError("id is empty", source=source, index=index, field=key)
+    return text
+
+
+def get_path(item: Mapping[str, Any], path: str, *, source: str, index: int) -> Any:
+    """A required (possibly nested, dot-separated) field of a gold record."""
+    value: Any = item
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or part not in value or value[part] is None:
+            raise MetricsInputError("missing required field", source=source, index=index, field=path)
+        value = value[part]
+    return value
+
+
+@dataclass
+class Alignment(Generic[K, V]):
+    """Predictions aligned to gold keys; `matched` holds the gold items with one usable prediction."""
+
+    matched: dict[K, tuple[int, V]] = field(default_factory=dict)
+    missing: list[K] = field(default_factory=list)
+    duplicate: list[K] = field(default_factory=list)
+    conflicting: list[K] = field(default_factory=list)
+    unknown: list[K] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        return {"missing": len(self.missing), "duplicate": len(self.duplicate),
+                "duplicate_conflicting": len(self.conflicting), "unknown_id": len(self.unknown)}
+
+
+def align(gold_keys: Sequence[K], predictions: Sequence[tuple[K, V]], *, source: str = "predictions",
+          answer: Callable[[V], Hashable] | None = None) -> Alignment[K, V]:
+    """Align predictions (key, value) with gold keys by key, never by position.
+
+    A gold key predicted more than once is a duplicate: it stays usable only when `answer` gives the same result
+    for every copy (the gold files themselves repeat items, so a prediction file that follows them repeats too).
+    A prediction key absent from the gold is unknown; when no prediction key matches any gold key the inputs do
+    not belong together and it is an error.
+    """
+    gold_set = set(gold_keys)
+    copies: dict[K, list[tuple[int, V]]] = {}
+    for index, (key, value) in enumerate(predictions):
+        copies.setdefault(key, []).append((index, value))
+    if predictions and gold_set and not (gold_set & copies.keys()):
+        first = predictions[0][0]
+        raise MetricsInputError(
+            f"none of the {len(predictions)} prediction ids matches a gold id (first prediction id: {first!r}); "
+            "are gold and predictions from the same benchmark task?", source=source)
+    result: Alignment[K, V] = Alignment()
+    result.unknown = [key for key, _ in predictions if key not in gold_set]
+    for key in gold_keys:
+        found = copies.get(key, [])
+        if not found:
+            result.missing.append(key)
+            continue
+        if len(found) > 1:
+            result.duplicate.append(key)
+            if answer is None or len({answer(value) for _, value in found}) > 1:
+                result.conflicting.append(key)
+                continue
+        result.matched[key] = found[0]
+    return result
