@@ -1,0 +1,230 @@
+"""SIQA (arXiv 2603.06700): U = multiple-choice understanding, S = quality scoring from five level logits."""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+from statistics import fmean
+from typing import Any
+
+import numpy as np
+from scipy.special import softmax
+from scipy.stats import pearsonr, spearmanr
+
+from service.metrics.parsing import MetricsInputError, align, check_records, get_id, get_path
+from service.metrics.report import Report, listed, make_report
+
+BENCHMARK = "siqa"
+CHOICES = ("A", "B", "C", "D")
+QUESTION_TYPES = ("yes-or-no", "what", "how")
+# The leaderboard's weights of the per-type accuracies.
+TYPE_WEIGHTS = {"yes-or-no": 0.2, "what": 0.3, "how": 0.5}
+LEVELS = ("bad", "poor", "fair", "good", "excellent")
+DIMENSIONS = ("perception", "knowledge")
+
+CHOICE_RULE = (
+    "a choice is a capital A-D standing alone (not inside a word): \"B\", \"(B)\", \"Answer: B.\", "
+    "\"The answer is B because ...\"; a whole answer of one letter may be lower case; a capital A followed by a "
+    "lower-case word is the article (\"A good answer is C\" gives C) unless it follows answer/option/choice or "
+    "a bracket, or the word is a verb or conjunction (\"A is correct\" gives A); no letter, or two different "
+    "letters, is invalid"
+)
+
+_LONE_LETTER = re.compile(r"(?<![A-Za-z0-9])([A-D])(?![A-Za-z0-9])")
+_WHOLE_LETTER = re.compile(r"^[\s\*_`\"'\(\[]*([A-Da-d])[\s\*_`\"'\)\]\.:,;!]*$")
+_CUE_BEFORE = re.compile(r"(?i:\b(?:answer|option|choice)(?:\s+(?:is|would\s+be|will\s+be|should\s+be))?)"
+                         r"\s*[:=\-]?\s*[\(\[]?\s*$")
+_WORD_AFTER = re.compile(r"\s+([a-z]+)")
+# After a lone "A", these words make it a choice ("A is correct"); any other lower-case word makes it the article.
+_CHOICE_VERBS = frozenset({"is", "was", "seems", "appears", "looks", "fits", "matches", "because", "since", "and",
+                           "or", "would", "could", "should", "might", "must", "best"})
+
+
+def parse_choice(text: Any) -> str | None:
+    """The one choice A-D a free-text answer names, or None (see CHOICE_RULE)."""
+    if not isinstance(text, str):
+        return None
+    whole = _WHOLE_LETTER.match(text)
+    if whole:
+        return whole.group(1).upper()
+    found: set[str] = set()
+    for match in _LONE_LETTER.finditer(text):
+        letter = match.group(1)
+        if letter == "A" and not _CUE_BEFORE.search(text[: match.start()]):
+            after = _WORD_AFTER.match(text, match.end())
+            if after and after.group(1) not in _CHOICE_VERBS:
+                continue
+        found.add(letter)
+    return found.pop() if len(found) == 1 else None
+
+
+def normalise_type(value: Any) -> str | None:
+    """"Yes/No", "yes_or_no", "What" ... -> one of QUESTION_TYPES; None when absent or unknown."""
+    if value is None:
+        return None
+    text = re.sub(r"[\s_/]+", "-", str(value).strip().lower())
+    text = {"yes-no": "yes-or-no", "yesno": "yes-or-no", "yes-or-no": "yes-or-no"}.get(text, text)
+    return text if text in QUESTION_TYPES else None
+
+
+def score_understanding(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]) -> Report:
+    """SIQA-U: accuracy overall and per question type, as a plain mean of the types and with leaderboard weights."""
+    gold = check_records(gold, source="gold")
+    predictions = check_records(predictions, source="predictions")
+    answers: dict[str, str] = {}
+    types: dict[str, str | None] = {}
+    n_choices: dict[str, int] = {}
+    for index, record in enumerate(gold):
+        item = get_id(record, "id", source="gold", index=index)
+        if item in answers:
+            raise MetricsInputError(f"gold id {item!r} is repeated", source="gold", index=index, field="id")
+        answer = str(get_path(record, "answer", source="gold", index=index)).strip().upper()
+        if answer not in CHOICES:
+            raise MetricsInputError(f"gold answer must be one of A-D, got {record['answer']!r}", source="gold",
+                                    index=index, field="answer")
+        answers[item] = answer
+        raw_type = record.get("type")
+        types[item] = normalise_type(raw_type)
+        if raw_type is not None and types[item] is None:
+            raise MetricsInputError(f"unknown question type {raw_type!r} (expected one of {QUESTION_TYPES})",
+                                    source="gold", index=index, field="type")
+        choices = record.get("choices")
+        if isinstance(choices, (list, dict)) and choices:
+            n_choices[item] = len(choices)
+
+    keyed = [(get_id(item, "id", source="predictions", index=i), item) for i, item in enumerate(predictions)]
+    alignment = align(list(answers), keyed, answer=lambda item: parse_choice(item.get("prediction")))
+    correct: dict[str, float] = {}
+    invalid: list[str] = []
+    for item, answer in answers.items():
+        choice = None
+        if item in alignment.matched:
+            choice = parse_choice(alignment.matched[item][1].get("prediction"))
+            if choice is None:
+                invalid.append(item)
+        correct[item] = float(choice == answer)
+
+    metrics: dict[str, float | None] = {"accuracy": fmean(correct.values())}
+    by_type = {kind: [correct[item] for item in answers if types[item] == kind] for kind in QUESTION_TYPES}
+    present = {kind: values for kind, values in by_type.items() if values}
+    notes: list[str] = []
+    for kind, values in present.items():
+        metrics[f"accuracy.{kind}"] = fmean(values)
+    if present:
+        metrics["accuracy.type_mean"] = fmean(fmean(values) for values in present.values())
+    if len(present) == len(QUESTION_TYPES):
+        metrics["accuracy.type_weighted"] = sum(TYPE_WEIGHTS[kind] * fmean(by_type[kind]) for kind in QUESTION_TYPES)
+    elif present:
+        metrics["accuracy.type_weighted"] = None
+        notes.append("accuracy.type_weighted needs all three question types in the gold")
+    untyped = sum(1 for item in answers if types[item] is None)
+    chance = {"accuracy": fmean(1 / n_choices[item] for item in answers)} if len(n_choices) == len(answers) else {}
+    if not chance:
+        notes.append("no chance level: the gold does not give every question's `choices`")
+    return make_report(
+        benchmark=BENCHMARK, task="u", n=len(answers), metrics=metrics, chance=chance,
+        counts=alignment.counts() | {"invalid": len(invalid), "untyped": untyped},
+        counting={
+            "invalid": "answer with no clear choice: " + CHOICE_RULE,
+            "accuracy.type_mean": "plain mean of the per-type accuracies (types present in the gold)",
+            "accuracy.type_weighted": "leaderboard weights: 0.2 yes-or-no + 0.3 what + 0.5 how",
+            "untyped": "gold questions without a type: in the overall accuracy only",
+        },
+        details={"n_by_type": {kind: len(values) for kind, values in by_type.items()},
+                 "invalid_ids": listed(invalid), "missing_ids": listed(alignment.missing),
+                 "duplicate_ids": listed(alignment.duplicate), "unknown_ids": listed(alignment.unknown)},
+        notes=notes,
+    )
+
+
+def expected_level(logits: Any) -> float | None:
+    """Softmax over the five level logits (Bad..Excellent) -> expected level in [1, 5]; None when not 5 finite."""
+    if not isinstance(logits, (list, tuple)) or len(logits) != len(LEVELS):
+        return None
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in logits):
+        return None
+    return float(softmax(np.asarray(logits, dtype=float)) @ np.arange(1, len(LEVELS) + 1))
+
+
+def _correlations(truth: list[float], predicted: list[float]) -> tuple[float | None, float | None]:
+    if len(truth) < 2:
+        return None, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        srcc = float(spearmanr(truth, predicted).statistic)
+        plcc = float(pearsonr(truth, predicted).statistic)
+    return (srcc if math.isfinite(srcc) else None), (plcc if math.isfinite(plcc) else None)
+
+
+def score_scoring(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]) -> Report:
+    """SIQA-S: SRCC and PLCC of the expected level against the gold score, per dimension, and the combined score."""
+    gold = check_records(gold, source="gold")
+    predictions = check_records(predictions, source="predictions")
+    truth: dict[str, dict[str, float]] = {}
+    for index, record in enumerate(gold):
+        item = get_id(record, "id", source="gold", index=index)
+        if item in truth:
+            raise MetricsInputError(f"gold id {item!r} is repeated", source="gold", index=index, field="id")
+        truth[item] = {}
+        for dimension in DIMENSIONS:
+            value = record.get(dimension)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise MetricsInputError(f"gold score must be a finite number, got {value!r}", source="gold",
+                                        index=index, field=dimension)
+            truth[item][dimension] = float(value)
+    dimensions = [d for d in DIMENSIONS if any(d in scores for scores in truth.values())]
+    if not dimensions:
+        raise MetricsInputError(f"no gold item has a score for {' or '.join(DIMENSIONS)}", source="gold")
+
+    keyed = [(get_id(item, "id", source="predictions", index=i), item) for i, item in enumerate(predictions)]
+    alignment = align(list(truth), keyed, answer=lambda item: repr([item.get(d) for d in dimensions]))
+    metrics: dict[str, float | None] = {}
+    counts = alignment.counts() | {"invalid": 0}
+    details: dict[str, Any] = {"missing_ids": listed(alignment.missing), "duplicate_ids": listed(alignment.duplicate),
+                               "unknown_ids": listed(alignment.unknown)}
+    notes: list[str] = []
+    scores: list[float] = []
+    invalid_items: set[str] = set()
+    for dimension in dimensions:
+        items = [item for item, values in truth.items() if dimension in values]
+        pairs: list[tuple[float, float]] = []
+        invalid: list[str] = []
+        for item in items:
+            if item not in alignment.matched:
+                continue
+            level = expected_level(alignment.matched[item][1].get(dimension))
+            if level is None:
+                invalid.append(item)
+            else:
+                pairs.append((truth[item][dimension], level))
+        invalid_items |= set(invalid)
+        srcc, plcc = _correlations([t for t, _ in pairs], [p for _, p in pairs])
+        combined = None if srcc is None or plcc is None else max((srcc + plcc) / 2, 0.0) * 100
+        metrics |= {f"{dimension}.srcc": srcc, f"{dimension}.plcc": plcc, f"{dimension}.score": combined,
+                    f"{dimension}.coverage": len(pairs) / len(items)}
+        counts |= {f"{dimension}.n_gold": len(items), f"{dimension}.n_scored": len(pairs),
+                   f"{dimension}.invalid": len(invalid)}
+        details[f"{dimension}.invalid_ids"] = listed(invalid)
+        if combined is None:
+            notes.append(f"{dimension}: correlation undefined (fewer than 2 scored items, or a constant series)")
+        else:
+            scores.append(combined)
+    counts["invalid"] = len(invalid_items)
+    metrics["score"] = fmean(scores) if len(scores) == len(dimensions) else None
+    return make_report(
+        benchmark=BENCHMARK, task="s", n=len(truth), metrics=metrics, counts=counts,
+        counting={
+            "invalid": "items with a dimension whose logits are not exactly five finite numbers",
+            "<dimension>.srcc/plcc": "Spearman / Pearson correlation between the gold score and the expected level "
+                                     "sum(k * softmax(logits)_k), k = 1..5 (Bad..Excellent), over the scored items "
+                                     "only: a correlation cannot count a missing item as wrong, so n_scored and "
+                                     "coverage are stated beside it",
+            "<dimension>.score": "max((SRCC + PLCC) / 2, 0) * 100",
+            "score": "plain mean of the per-dimension scores",
+        },
+        details=details, notes=notes,
+    )
