@@ -126,3 +126,21 @@ class Match(Base):
     above_threshold: Mapped[bool] = mapped_column(Boolean)
 
     score: Mapped[Score] = relationship(back_populates="matches")
+
+
+class JudgeScore(Base):
+    """An LLM judge's scores of one idea, on the judge's own numeric scale."""
+
+    __tablename__ = "judge_scores"
+    __table_args__ = (UniqueConstraint("idea_pk", "judge"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idea_pk: Mapped[int] = mapped_column(ForeignKey("ideas.pk", ondelete="CASCADE"), index=True)
+    judge: Mapped[str] = mapped_column(String(128))
+    novelty: Mapped[float | None] = mapped_column(Float)
+    feasibility: Mapped[float | None] = mapped_column(Float)
+    impact: Mapped[float | None] = mapped_column(Float)
+    overall: Mapped[float | None] = mapped_column(Float)
+    imported_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+    idea: Mapped[Idea] = relationship()
