@@ -39,7 +39,8 @@ def alembic_config(db_path: Path) -> Config:
 
 def migrate(db_path: Path) -> None:
     """Bring the database to the newest schema (creating it when absent)."""
-    get_engine(db_path)  # creates the parent folder
+    with get_engine(db_path).connect():  # creates the folder and switches the file to WAL (persistent)
+        pass
     command.upgrade(alembic_config(db_path), "head")
 
 

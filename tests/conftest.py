@@ -1,0 +1,84 @@
+"""Shared fixtures: isolated HINDSIGHT_HOME, the offline embedder, a real uvicorn server."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from indexing.db import migrate
+from indexing.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    s = Settings(home=tmp_path / "home", admin_token="test-token")
+    migrate(s.db_path)
+    return s
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    from indexing.embedders.minilm import MiniLMEmbedder
+
+    return MiniLMEmbedder()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, home: Path, token: str | None = "test-token", env: dict | None = None) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = home / "server.log"
+        home.mkdir(parents=True, exist_ok=True)
+        full_env = {**os.environ, "HINDSIGHT_HOME": str(home), **(env or {})}
+        full_env.pop("HINDSIGHT_ADMIN_TOKEN", None)
+        if token:
+            full_env["HINDSIGHT_ADMIN_TOKEN"] = token
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory", "--host", "127.0.0.1",
+             "--port", str(self.port), "--log-level", "warning"],
+            cwd=ROOT, env=full_env, stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: {self.log.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        raise RuntimeError("server did not start")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.fixture
+def server_factory():
+    servers: list[Server] = []
+
+    def start(home: Path, **kwargs) -> Server:
+        servers.append(Server(home, **kwargs))
+        return servers[-1]
+
+    yield start
+    for s in servers:
+        s.stop()
