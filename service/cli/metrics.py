@@ -1,0 +1,162 @@
+"""`hindsight metrics ...`: score neighbouring benchmarks from gold and prediction files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from service.metrics import TASKS, MetricsInputError, Report, get_task, run_task
+
+app = typer.Typer(help="Metrics of neighbouring benchmarks (InnoEval, SIQA, ReviewMT, novelty audit).",
+                  no_args_is_help=True, pretty_exceptions_enable=False)
+
+
+class InputFileError(Exception):
+    """A file that cannot be read as JSON records; the message names the file and line."""
+
+
+def load_records(path: Path) -> tuple[list[Any], list[str]]:
+    """Records of a JSON array or JSONL file, and where each one is (`file line N` / `file item N`)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputFileError(f"{path}: cannot read: {error}") from error
+    if text.lstrip().startswith("["):
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise InputFileError(f"{path} line {error.lineno}: not valid JSON: {error.msg}") from error
+        return items, [f"{path} item {i + 1}" for i in range(len(items))]
+    items, where = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            items.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            raise InputFileError(f"{path} line {number}: not valid JSON ({error.msg}); expected one JSON object "
+                                 "per line, or a JSON array") from error
+        where.append(f"{path} line {number}")
+    return items, where
+
+
+def _fail(message: str) -> None:
+    Console(stderr=True, highlight=False).print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def _where(error: MetricsInputError, places: dict[str, list[str]]) -> str:
+    """The error's item as a file line when it came from a file, else its input name."""
+    located = places.get(error.source or "")
+    if located is not None and error.index is not None and error.index < len(located):
+        prefix = located[error.index]
+    elif located:
+        prefix = located[0].rsplit(" ", 2)[0]
+    else:
+        prefix = error.source or "input"
+    field = f", field '{error.field}'" if error.field else ""
+    return f"{prefix}{field}: {error.message}"
+
+
+def _format(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def print_report(report: Report) -> None:
+    console = Console()
+    table = Table(title=f"{report.benchmark} / {report.task}  (n = {report.n})")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("chance", justify="right")
+    for name, value in report.metrics.items():
+        table.add_row(name, _format(value), _format(report.chance.get(name)))
+    console.print(table)
+    counts = Table(title="predictions and gold accounting")
+    counts.add_column("count")
+    counts.add_column("value", justify="right")
+    for name, value in report.counts.items():
+        counts.add_row(name, str(value))
+    console.print(counts)
+    for note in report.notes:
+        console.print(f"note: {note}", highlight=False)
+    console.print("How each metric and count was computed: run with --json (`counting`).", highlight=False)
+
+
+def run(benchmark: str, task: str, *, gold: list[Path], pred: Path, pred_after: Path | None = None,
+        as_json: bool = False, seed: int = 0, n_boot: int = 2000) -> None:
+    """Load the files, score, print; any input problem ends with exit code 2 and a message naming where."""
+    spec = get_task(benchmark, task)
+    if spec is None:
+        known = ", ".join(t for b, t in TASKS if b == benchmark)
+        _fail(f"unknown task {task!r} for {benchmark} (choose from: {known})")
+    if spec.two_runs and pred_after is None:
+        _fail(f"{benchmark} {task} compares two runs: give --pred-after FILE")
+    places: dict[str, list[str]] = {}
+    try:
+        gold_items: list[Any] = []
+        places["gold"] = []
+        for path in gold:
+            items, where = load_records(path)
+            gold_items += items
+            places["gold"] += where
+        predictions, places["predictions"] = load_records(pred)
+        after = None
+        if spec.two_runs and pred_after is not None:
+            after, places["predictions_after"] = load_records(pred_after)
+    except InputFileError as error:
+        _fail(str(error))
+    for name, paths in (("gold", gold), ("predictions", [pred]), ("predictions_after", [pred_after])):
+        if name in places and not places[name]:
+            _fail(f"{', '.join(map(str, paths))}: no records (empty file)")
+    try:
+        report = run_task(spec, gold=gold_items, predictions=predictions, predictions_after=after, seed=seed,
+                          n_boot=n_boot)
+    except MetricsInputError as error:
+        _fail(_where(error, places))
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+    else:
+        print_report(report)
+
+
+GoldOpt = Annotated[list[Path], typer.Option("--gold", help="Gold file (JSON array or JSONL); repeat to join files.")]
+PredOpt = Annotated[Path, typer.Option("--pred", help="Predictions file (JSONL or JSON array).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the JSON report instead of tables.")]
+
+
+@app.command()
+def innoeval(task: Annotated[str, typer.Option(help="points | groups | pairs")], gold: GoldOpt, pred: PredOpt,
+             as_json: JsonOpt = False) -> None:
+    """InnoEval: decisions (points), group best/ranking (groups), preferred idea (pairs: give easy and difficult
+    files as two --gold)."""
+    run("innoeval", task, gold=gold, pred=pred, as_json=as_json)
+
+
+@app.command()
+def siqa(task: Annotated[str, typer.Option(help="u (multiple choice) | s (level logits)")], gold: GoldOpt,
+         pred: PredOpt, as_json: JsonOpt = False) -> None:
+    """SIQA: U accuracy by question type, S SRCC/PLCC per dimension."""
+    run("siqa", task, gold=gold, pred=pred, as_json=as_json)
+
+
+@app.command()
+def reviewmt(gold: GoldOpt, pred: PredOpt, task: Annotated[str, typer.Option(help="review")] = "review",
+             as_json: JsonOpt = False) -> None:
+    """ReviewMT: summary, review score and decision hit rates, score MAE, decision F1."""
+    run("reviewmt", task, gold=gold, pred=pred, as_json=as_json)
+
+
+@app.command()
+def novelty(task: Annotated[str, typer.Option(help="pairwise | pointwise | audit")], gold: GoldOpt, pred: PredOpt,
+            pred_after: Annotated[Path | None, typer.Option("--pred-after",
+                                                            help="Second run, for --task audit.")] = None,
+            seed: Annotated[int, typer.Option(help="Bootstrap seed (audit).")] = 0,
+            n_boot: Annotated[int, typer.Option(help="Bootstrap resamples (audit).", min=1)] = 2000,
+            as_json: JsonOpt = False) -> None:
+    """Novelty judge: pairwise, pointwise, or the audit of two runs (flip rate, paired bootstrap CI)."""
+    run("novelty", task, gold=gold, pred=pred, pred_after=pred_after, as_json=as_json, seed=seed, n_boot=n_boot)

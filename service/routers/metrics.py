@@ -1,0 +1,50 @@
+"""Metrics of neighbouring benchmarks over inline gold and predictions (pure computation, nothing stored)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException
+from pydantic import BaseModel, Field
+
+from service.metrics import TASKS, MetricsInputError, Report, get_task, run_task
+
+router = APIRouter(prefix="/v1/metrics", tags=["metrics"])
+
+
+class MetricsRequest(BaseModel):
+    gold: list[dict[str, Any]] = Field(description="gold records, in the benchmark's own format")
+    predictions: list[dict[str, Any]] = Field(description="prediction records, aligned with the gold by id")
+    predictions_after: list[dict[str, Any]] | None = Field(None, description="second run (novelty audit only)")
+    seed: int = Field(0, description="bootstrap seed (novelty audit)")
+    n_boot: int = Field(2000, ge=1, le=100_000, description="bootstrap resamples (novelty audit)")
+
+
+class TaskInfo(BaseModel):
+    benchmark: str
+    task: str
+    summary: str
+    two_runs: bool
+
+
+@router.get("", response_model=list[TaskInfo])
+def list_tasks() -> list[TaskInfo]:
+    """The benchmark tasks this service scores."""
+    return [TaskInfo(benchmark=t.benchmark, task=t.name, summary=t.summary, two_runs=t.two_runs)
+            for t in TASKS.values()]
+
+
+@router.post("/{benchmark}/{task}", response_model=Report)
+def compute_metrics(benchmark: str, task: str, body: MetricsRequest) -> Report:
+    """Score predictions against gold for one benchmark task."""
+    spec = get_task(benchmark, task)
+    if spec is None:
+        known = ", ".join(f"{b}/{t}" for b, t in TASKS)
+        raise HTTPException(status_code=404, detail=f"unknown metrics task {benchmark}/{task}; known: {known}")
+    try:
+        return run_task(spec, gold=body.gold, predictions=body.predictions,
+                        predictions_after=body.predictions_after, seed=body.seed, n_boot=body.n_boot)
+    except MetricsInputError as error:
+        loc = ["body", *(part for part in (error.source, error.index, error.field) if part is not None)]
+        raise HTTPException(status_code=422,
+                            detail=[{"loc": loc, "msg": str(error), "type": "value_error"}]) from error
