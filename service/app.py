@@ -8,6 +8,7 @@ from indexing.db import migrate
 from indexing.settings import Settings, get_settings
 from service.jobs import Jobs
 from service.routers import health, index, papers, runs, score
+from service.routers import metrics
 from service.state import IndexHolder
 
 
@@ -28,4 +29,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.jobs = Jobs()
     for module in (health, score, index, papers, runs):
         app.include_router(module.router)
+    app.include_router(metrics.router)
     return app
