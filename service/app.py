@@ -3,12 +3,14 @@
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
 
 from indexing.db import migrate
 from indexing.settings import Settings, get_settings
 from service.jobs import Jobs
 from service.routers import health, index, papers, runs, score
 from service.routers import metrics
+from service.routers import analysis, dashboard, judges
 from service.state import IndexHolder
 
 
@@ -27,7 +29,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.holder = IndexHolder(settings)
     app.state.jobs = Jobs()
-    for module in (health, score, index, papers, runs):
+    for module in (health, score, index, papers, runs, judges, analysis, dashboard):
         app.include_router(module.router)
     app.include_router(metrics.router)
+    app.mount("/static", StaticFiles(directory=dashboard.STATIC_DIR), name="static")
     return app

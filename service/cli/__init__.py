@@ -4,6 +4,7 @@ import typer
 
 from service.cli import index, papers, scoring
 from service.cli import metrics as metrics_cli
+from service.cli import analyze, judge
 
 app = typer.Typer(help="HindSight: judge research-idea generators by the future.", no_args_is_help=True,
                   pretty_exceptions_show_locals=False)
@@ -11,6 +12,8 @@ app.command()(papers.ingest)
 app.command()(scoring.score)
 app.command()(scoring.serve)
 app.add_typer(index.app, name="index")
+app.add_typer(judge.app, name="judge")
+app.add_typer(analyze.app, name="analyze")
 app.add_typer(metrics_cli.app, name="metrics", help="Metrics of neighbouring benchmarks (InnoEval, SIQA, ReviewMT, novelty audit).")
 
 

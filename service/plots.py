@@ -1,0 +1,119 @@
+"""Quadrant scatter and per-system score distributions, drawn with matplotlib's Agg backend (PNG or SVG)."""
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from service.analyses.quadrants import QUADRANTS  # noqa: E402
+
+FORMATS = {"png": "image/png", "svg": "image/svg+xml"}
+# where each quadrant's label sits, in axes coordinates
+CORNERS = {"true_positive": (0.98, 0.98, "right", "top"), "hidden_gem": (0.98, 0.02, "right", "bottom"),
+           "overhyped": (0.02, 0.98, "left", "top"), "true_negative": (0.02, 0.02, "left", "bottom")}
+
+
+def _render(fig: Figure, fmt: str) -> bytes:
+    if fmt not in FORMATS:
+        raise ValueError(f"format: expected png or svg, got {fmt!r}")
+    buf = io.BytesIO()
+    # no timestamps in the file, so the same answer draws the same bytes
+    fig.savefig(buf, format=fmt, dpi=110, bbox_inches="tight", metadata={"Date": None} if fmt == "svg" else None)
+    return buf.getvalue()
+
+
+def _colours(groups: list[str]) -> dict[str, tuple]:
+    palette = matplotlib.colormaps["tab10"]
+    return {g: palette(i % 10) for i, g in enumerate(groups)}
+
+
+def _jitter(values: np.ndarray, seed: int = 0) -> tuple[np.ndarray, float]:
+    """Spread judge scores on a coarse scale (e.g. integers 1-10) so equal points stay visible; 0 when continuous."""
+    unique = np.unique(values)
+    if len(unique) < 2 or len(unique) > 25:
+        return values, 0.0
+    width = 0.15 * float(np.min(np.diff(unique)))
+    return values + np.random.default_rng(seed).uniform(-width, width, size=len(values)), width
+
+
+def quadrant_plot(frame: pd.DataFrame, answer: dict, *, fmt: str = "png") -> bytes:
+    """HindSight score (x) vs the judge score (y), one colour per group, the cut lines, labels with shares."""
+    points = frame[frame["quadrant"].notna()]
+    groups = sorted(points["group"].unique())
+    colours = _colours(groups)
+    fig = Figure(figsize=(8.4, 6.2))
+    ax = fig.add_subplot()
+    y, width = _jitter(points["judge_value"].to_numpy(dtype=float))
+    for g in groups:
+        mask = (points["group"] == g).to_numpy()
+        ax.scatter(points["score"].to_numpy()[mask], y[mask], s=28, alpha=0.7, color=colours[g], label=g,
+                   edgecolors="white", linewidths=0.5)
+    cuts = answer["cuts"]
+    if cuts["hindsight"]["kind"] == "matched":
+        positive = points.loc[points["matched"] & (points["score"] > 0), "score"]
+        x_cut = float(positive.min()) / 2 if len(positive) else 0.0
+        x_label = "matched →"
+    else:
+        x_cut = cuts["hindsight"]["value"]
+        x_label = f"HindSight > {x_cut:g}"
+    y_cut = cuts["judge"]["value"]
+    ax.axvline(x_cut, color="0.35", linestyle="--", linewidth=1)
+    ax.axhline(y_cut, color="0.35", linestyle="--", linewidth=1)
+    ax.annotate(x_label, (x_cut, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -12),
+                textcoords="offset points", fontsize=8, color="0.3")
+    ax.annotate(f"{cuts['judge']['kind']} {y_cut:g}", (1.0, y_cut), xycoords=("axes fraction", "data"),
+                xytext=(-3, 3), textcoords="offset points", fontsize=8, color="0.3", ha="right")
+    shares = {c["group"]: c for c in answer["counts"]}
+    for key, (label, _, _) in QUADRANTS.items():
+        lines = [label]
+        for g in (groups if len(groups) <= 4 else []) + ["all"]:
+            c = shares[g][key]
+            pct = "–" if c["share"] is None else f"{100 * c['share']:.0f}%"
+            lines.append(f"{g}: {pct} ({c['count']})")
+        x, yy, ha, va = CORNERS[key]
+        ax.text(x, yy, "\n".join(lines), transform=ax.transAxes, ha=ha, va=va, fontsize=8,
+                bbox={"boxstyle": "round,pad=0.3", "facecolor": "white", "alpha": 0.8, "edgecolor": "0.8"})
+    ax.set_xlabel("HindSight score (max impact of matched future papers)")
+    ax.set_ylabel(f"{answer['judge']} · {answer['dimension']}")
+    # headroom above and below so the corner labels do not cover points
+    lo, hi = float(np.nanmin(y)), float(np.nanmax(y))
+    pad = max(hi - lo, 1e-9)
+    ax.set_ylim(lo - 0.45 * pad, hi + 0.45 * pad)
+    right = max(float(points["score"].max()), x_cut) if len(points) else 1.0
+    ax.set_xlim(-0.04 * max(right, 0.1), right * 1.45 + 0.02)
+    ax.legend(loc="center right", fontsize=8, frameon=True)
+    note = f"n = {len(points)} judged ideas"
+    if width:
+        note += f"; judge scores jittered by up to ±{width:.2g} for visibility"
+    ax.set_title(f"HindSight vs LLM judge — {note}", fontsize=10)
+    ax.grid(alpha=0.2)
+    return _render(fig, fmt)
+
+
+def distribution_plot(ideas: pd.DataFrame, *, fmt: str = "png") -> bytes:
+    """Per-group HindSight score distributions: box plot with the individual scores, mean and match rate."""
+    groups = sorted(ideas["group"].unique())
+    colours = _colours(groups)
+    fig = Figure(figsize=(max(4.5, 1.8 * len(groups) + 2), 4.6))
+    ax = fig.add_subplot()
+    data = [ideas.loc[ideas["group"] == g, "score"].to_numpy(dtype=float) for g in groups]
+    if groups:
+        ax.boxplot(data, tick_labels=groups, widths=0.5, showfliers=False, medianprops={"color": "0.2"})
+    rng = np.random.default_rng(0)
+    for i, (g, values) in enumerate(zip(groups, data), start=1):
+        ax.scatter(i + rng.uniform(-0.15, 0.15, len(values)), values, s=14, alpha=0.6, color=colours[g])
+        ax.scatter([i], [values.mean()], marker="D", s=40, color="black", zorder=3)
+        matched = ideas.loc[ideas["group"] == g, "matched"].mean()
+        ax.annotate(f"mean {values.mean():.3f}\nmatched {100 * matched:.0f}%", (i, 1.0),
+                    xycoords=("data", "axes fraction"), xytext=(0, -4), textcoords="offset points",
+                    ha="center", va="top", fontsize=8)
+    ax.set_ylabel("HindSight score")
+    ax.set_ylim(-0.03, max([1e-9] + [float(v.max()) for v in data if len(v)]) * 1.35 + 0.03)
+    ax.set_title("HindSight score per system (◆ = mean)", fontsize=10)
+    ax.grid(axis="y", alpha=0.2)
+    return _render(fig, fmt)

@@ -1,0 +1,116 @@
+"""Analyses: system summary and comparison, correlations, quadrants, their plots and CSV exports."""
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import PlainTextResponse, Response
+
+from service import plots
+from service.analyses import (
+    AnalysisError, Selection, correlations, idea_detail, quadrant_points, quadrants, systems_summary, table_rows,
+    to_csv,
+)
+from service.analyses.quadrants import quadrant_counts
+from service.analyses.selection import load_ideas
+from service.deps import SessionDep
+
+router = APIRouter(prefix="/v1/analysis", tags=["analysis"])
+
+Runs = Annotated[list[int], Query(description="Run ids to include (repeat the parameter); all when absent.")]
+Systems = Annotated[list[str], Query(description="Systems to include (repeat the parameter); all when absent.")]
+GroupBy = Annotated[Literal["system", "run"], Query(description="Group ideas per system or per system/run.")]
+Format = Annotated[Literal["json", "csv"], Query(description="json, or csv for a flat table.")]
+HindsightCut = Annotated[str | None, Query(description="matched (default), median, or a number: high = score > it.")]
+JudgeCut = Annotated[str | None, Query(description="median (default) or a number: high = judge score > it.")]
+
+
+def _selection(runs: list[int], systems: list[str], group_by: str) -> Selection:
+    return Selection(runs=tuple(runs), systems=tuple(systems), group_by=group_by)
+
+
+def _answer(kind: str, answer: dict, fmt: str, table: str | None):
+    if fmt == "json":
+        return answer
+    return PlainTextResponse(to_csv(table_rows(kind, answer, table)), media_type="text/csv",
+                             headers={"Content-Disposition": f'attachment; filename="{kind}-{table or "table"}.csv"'})
+
+
+def _unprocessable(exc: AnalysisError) -> HTTPException:
+    return HTTPException(422, str(exc))
+
+
+@router.get("/systems")
+def systems(session: SessionDep, runs: Runs = [], systems: Systems = [], group_by: GroupBy = "system",
+            n_resamples: Annotated[int, Query(ge=100, le=20000)] = 2000, seed: int = 0,
+            format: Format = "json", table: Literal["groups", "comparisons"] | None = None):
+    """Per system: ideas, mean HindSight score with a bootstrap 95% CI, match rate, judge means; comparisons."""
+    try:
+        answer = systems_summary(session, selection=_selection(runs, systems, group_by), n_resamples=n_resamples,
+                                 seed=seed)
+        return _answer("systems", answer, format, table)
+    except AnalysisError as exc:
+        raise _unprocessable(exc) from None
+
+
+@router.get("/correlations")
+def correlation(session: SessionDep, runs: Runs = [], systems: Systems = [], group_by: GroupBy = "system",
+                judge: str | None = None, format: Format = "json"):
+    """Spearman rho and p between the HindSight score and each judge dimension, overall and per group."""
+    try:
+        return _answer("correlations", correlations(session, selection=_selection(runs, systems, group_by),
+                                                    judge=judge), format, None)
+    except AnalysisError as exc:
+        raise _unprocessable(exc) from None
+
+
+@router.get("/quadrants")
+def quadrant_table(session: SessionDep, runs: Runs = [], systems: Systems = [], group_by: GroupBy = "system",
+             judge: str | None = None, dimension: str = "overall", hindsight_cut: HindsightCut = None,
+             judge_cut: JudgeCut = None, quadrant: str | None = None,
+             sort: Literal["score", "judge", "idea_id", "group"] = "score", order: Literal["asc", "desc"] = "desc",
+             page: Annotated[int, Query(ge=1)] = 1, page_size: Annotated[int, Query(ge=1, le=1000)] = 20,
+             format: Format = "json", table: Literal["counts", "ideas"] | None = None):
+    """Quadrant counts and shares per group (cuts echoed) and a sorted page of ideas per quadrant with best match."""
+    try:
+        answer = quadrants(session, selection=_selection(runs, systems, group_by), judge=judge, dimension=dimension,
+                           hindsight_cut=hindsight_cut, judge_cut=judge_cut, quadrant=quadrant, sort=sort,
+                           order=order, page=page, page_size=None if format == "csv" and table == "ideas"
+                           else page_size)
+        return _answer("quadrants", answer, format, table)
+    except AnalysisError as exc:
+        raise _unprocessable(exc) from None
+
+
+@router.get("/quadrants.{fmt}")
+def quadrant_image(fmt: Literal["png", "svg"], session: SessionDep, runs: Runs = [], systems: Systems = [],
+                   group_by: GroupBy = "system", judge: str | None = None, dimension: str = "overall",
+                   hindsight_cut: HindsightCut = None, judge_cut: JudgeCut = None) -> Response:
+    """The quadrant scatter: HindSight vs judge score, one colour per group, cut lines, shares per quadrant."""
+    selection = _selection(runs, systems, group_by)
+    try:
+        frame, meta = quadrant_points(session, selection=selection, judge=judge, dimension=dimension,
+                                      hindsight_cut=hindsight_cut, judge_cut=judge_cut)
+    except AnalysisError as exc:
+        raise _unprocessable(exc) from None
+    answer = {**meta, "counts": quadrant_counts(frame)}
+    return Response(plots.quadrant_plot(frame, answer, fmt=fmt), media_type=plots.FORMATS[fmt])
+
+
+@router.get("/distributions.{fmt}")
+def distribution_image(fmt: Literal["png", "svg"], session: SessionDep, runs: Runs = [], systems: Systems = [],
+                       group_by: GroupBy = "system") -> Response:
+    """Per-group HindSight score distributions."""
+    try:
+        ideas = load_ideas(session, _selection(runs, systems, group_by))
+    except AnalysisError as exc:
+        raise _unprocessable(exc) from None
+    return Response(plots.distribution_plot(ideas, fmt=fmt), media_type=plots.FORMATS[fmt])
+
+
+@router.get("/ideas/{idea_pk}")
+def idea(idea_pk: int, session: SessionDep) -> dict:
+    """One idea with its score context, every retrieved paper (similarity, impact) and its judge scores."""
+    try:
+        return idea_detail(session, idea_pk=idea_pk)
+    except AnalysisError as exc:
+        raise HTTPException(404, str(exc)) from None

@@ -1,0 +1,43 @@
+"""LLM-judge scores: import a file (admin); list the judges."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, UploadFile
+from starlette.concurrency import run_in_threadpool
+
+from indexing.db import session_scope
+from indexing.settings import Settings
+
+from service.deps import AdminDep, SessionDep, SettingsDep
+from service.judges import JudgeImportRejected, JudgeImportReport, import_judge_scores, list_judges
+
+router = APIRouter(prefix="/v1/judge-scores", tags=["judges"])
+
+
+def _import(data: bytes, *, settings: Settings, **options) -> JudgeImportReport:
+    # its own transaction, committed before the answer is sent
+    with session_scope(settings.db_path) as session:
+        return import_judge_scores(session, data, **options)
+
+
+@router.get("")
+def judges(session: SessionDep) -> list[dict]:
+    """Every judge with how many ideas it scored, per dimension."""
+    return list_judges(session)
+
+
+@router.post("", dependencies=[AdminDep])
+async def import_file(file: UploadFile, settings: SettingsDep,
+                      format: Annotated[str, Query(pattern="^(auto|csv|jsonl)$")] = "auto",
+                      system: str | None = None, run: str | None = None) -> dict:
+    """Import a CSV or JSONL of judge scores; any bad row rejects the file (422, errors by line), nothing written."""
+    limit = settings.max_upload_bytes
+    data = await file.read(limit + 1)
+    if len(data) > limit:
+        raise HTTPException(413, f"upload exceeds the limit of {limit} bytes (HINDSIGHT_MAX_UPLOAD_BYTES)")
+    try:
+        report = await run_in_threadpool(_import, data, settings=settings, name=file.filename or "upload",
+                                         fmt=format, system=system, run=run)
+    except JudgeImportRejected as exc:
+        raise HTTPException(422, {"message": str(exc).splitlines()[0], **exc.report.as_dict()}) from None
+    return report.as_dict()

@@ -1,0 +1,229 @@
+// HindSight dashboard: a small page over the JSON API (/v1/runs, /v1/judge-scores, /v1/analysis/*).
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const QUADRANT_ORDER = ["true_positive", "hidden_gem", "overhyped", "true_negative"];
+const state = { pages: {}, colours: {} };
+const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v);
+  }
+  for (const c of children.flat()) node.append(c instanceof Node ? c : document.createTextNode(c ?? ""));
+  return node;
+}
+
+const fmt = (x, digits = 3) => (x === null || x === undefined ? "–" : Number(x).toFixed(digits));
+const pct = (x) => (x === null || x === undefined ? "–" : `${(100 * x).toFixed(0)}%`);
+const pval = (p) => (p === null || p === undefined ? "–" : p < 0.001 ? "< 0.001" : p.toFixed(3));
+
+async function getJSON(url) {
+  const res = await fetch(url);
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) {
+    const detail = typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail ?? body);
+    throw new Error(`${res.status}: ${detail}`);
+  }
+  return body;
+}
+
+function showError(message) {
+  const box = $("error");
+  box.hidden = !message;
+  box.textContent = message || "";
+}
+
+function selectionParams() {
+  const p = new URLSearchParams();
+  document.querySelectorAll("#runs input:checked").forEach((box) => p.append("runs", box.value));
+  p.set("group_by", $("group_by").value);
+  return p;
+}
+
+function judgeParams() {
+  const p = selectionParams();
+  if ($("judge").value) p.set("judge", $("judge").value);
+  p.set("dimension", $("dimension").value);
+  const hs = $("hs_kind").value;
+  p.set("hindsight_cut", hs === "value" ? $("hs_value").value || "0" : hs);
+  const jc = $("judge_kind").value;
+  p.set("judge_cut", jc === "value" ? $("judge_value").value || "0" : jc);
+  return p;
+}
+
+function table(target, head, rows) {
+  const t = $(target);
+  t.replaceChildren(
+    el("thead", {}, el("tr", {}, head.map(([label, cls]) => el("th", { class: cls || "" }, label)))),
+    el("tbody", {}, rows),
+  );
+}
+
+function swatch(group) {
+  return el("span", { class: "swatch", style: `background:${state.colours[group] || "#999"}` });
+}
+
+function renderSystems(answer) {
+  const judges = answer.judges;
+  answer.groups.forEach((g, i) => { state.colours[g.group] = PALETTE[i % PALETTE.length]; });
+  const dim = $("dimension").value;
+  const head = [["system"], ["ideas", "num"], ["mean HindSight [95% CI]", "num"], ["match rate", "num"]]
+    .concat(judges.map((j) => [`${j} · ${dim}`, "num"]));
+  table("systems-table", head, answer.groups.map((g) => el("tr", {},
+    el("td", {}, swatch(g.group), g.group),
+    el("td", { class: "num" }, String(g.ideas)),
+    el("td", { class: "num" }, `${fmt(g.mean_score)} [${g.ci ? `${fmt(g.ci[0])}, ${fmt(g.ci[1])}` : "–"}]`),
+    el("td", { class: "num" }, `${pct(g.match_rate)} (${g.matched})`),
+    judges.map((j) => el("td", { class: "num" }, fmt(g.judges[j][dim].mean, 2))),
+  )));
+  const shown = answer.comparisons.filter((c) => c.metric === "hindsight" || c.dimension === dim);
+  table("comparison-table",
+    [["a vs b"], ["measure"], ["mean a", "num"], ["mean b", "num"], ["Mann-Whitney p", "num"], ["Welch t p", "num"], ["Cliff's δ", "num"]],
+    shown.map((c) => el("tr", {},
+      el("td", {}, `${c.a} vs ${c.b}`),
+      el("td", {}, c.metric === "hindsight" ? "HindSight score" : `${c.judge} · ${c.dimension}`),
+      el("td", { class: "num" }, fmt(c.mean_a)), el("td", { class: "num" }, fmt(c.mean_b)),
+      el("td", { class: "num" + (c.mannwhitney_p < 0.05 ? " sig" : "") }, pval(c.mannwhitney_p)),
+      el("td", { class: "num" + (c.welch_p < 0.05 ? " sig" : "") }, pval(c.welch_p)),
+      el("td", { class: "num" }, fmt(c.effect_size.value, 2)),
+    )));
+  if (!shown.length) table("comparison-table", [["Select at least two systems to compare them."]], []);
+}
+
+function renderCorrelations(answer) {
+  const dim = $("dimension").value;
+  const rows = answer.rows.filter((r) => r.dimension === dim || r.scope === "all");
+  table("corr-table", [["scope"], ["judge · dimension"], ["n", "num"], ["ρ", "num"], ["p", "num"]],
+    rows.map((r) => el("tr", {},
+      el("td", {}, r.scope === "all" ? "all" : [swatch(r.scope), r.scope]),
+      el("td", {}, `${r.judge} · ${r.dimension}`),
+      el("td", { class: "num" }, String(r.n)),
+      el("td", { class: "num" }, fmt(r.rho, 2)),
+      el("td", { class: "num" + (r.p !== null && r.p < 0.05 ? " sig" : "") }, pval(r.p)),
+    )));
+  if (!rows.length) table("corr-table", [["No judge scores for this selection yet."]], []);
+}
+
+function renderCounts(answer) {
+  const head = [["group"], ["judged", "num"]].concat(QUADRANT_ORDER.map((q) => [answer.quadrants[q], "num"]));
+  table("counts-table", head, answer.counts.map((c) => el("tr", {},
+    el("td", {}, c.group === "all" ? "all" : [swatch(c.group), c.group]),
+    el("td", { class: "num", title: `${c.unjudged} without a judge score` }, String(c.judged)),
+    QUADRANT_ORDER.map((q) => el("td", { class: "num" }, `${c[q].count} (${pct(c[q].share)})`)),
+  )));
+  $("cuts").textContent = `${answer.cuts.hindsight.rule}. ${answer.cuts.judge.rule}.`;
+}
+
+function renderList(answer, key) {
+  const listing = answer.ideas[key];
+  const box = el("div", { class: "quad-list", "data-quadrant": key });
+  box.append(el("h3", {}, `${listing.label} · ${listing.total}`));
+  const t = el("table", {});
+  t.append(el("thead", {}, el("tr", {}, el("th", {}, "idea"), el("th", {}, "group"), el("th", { class: "num" }, "HindSight"),
+    el("th", { class: "num" }, "judge"), el("th", {}, "best match"))));
+  t.append(el("tbody", {}, listing.items.map((it) => el("tr", { "data-idea": it.idea_pk, onclick: () => openIdea(it.idea_pk) },
+    el("td", {}, it.idea_id), el("td", {}, swatch(it.group), it.group),
+    el("td", { class: "num" }, fmt(it.score)), el("td", { class: "num" }, fmt(it.judge_value, 1)),
+    el("td", { class: "title" }, it.best_match ? `${it.best_match.title} (${fmt(it.best_match.similarity, 2)}${it.best_match.above_threshold ? "" : ", below θ"})` : "–"),
+  ))));
+  box.append(t);
+  if (listing.pages > 1) {
+    const page = listing.page;
+    box.append(el("div", { class: "pager" },
+      el("button", { type: "button", onclick: () => loadList(key, page - 1), ...(page <= 1 ? { disabled: "" } : {}) }, "‹"),
+      `page ${page} of ${listing.pages}`,
+      el("button", { type: "button", onclick: () => loadList(key, page + 1), ...(page >= listing.pages ? { disabled: "" } : {}) }, "›")));
+  }
+  return box;
+}
+
+function listParams() {
+  const p = judgeParams();
+  p.set("sort", $("sort").value);
+  p.set("order", $("order").value);
+  p.set("page_size", "8");
+  return p;
+}
+
+async function loadList(key, page) {
+  const p = listParams();
+  p.set("quadrant", key);
+  p.set("page", String(page));
+  try {
+    const answer = await getJSON(`/v1/analysis/quadrants?${p}`);
+    document.querySelector(`.quad-list[data-quadrant="${key}"]`).replaceWith(renderList(answer, key));
+  } catch (err) { showError(err.message); }
+}
+
+async function openIdea(pk) {
+  try {
+    const d = await getJSON(`/v1/analysis/ideas/${pk}`);
+    const box = $("idea-detail");
+    const s = d.score;
+    box.replaceChildren(
+      el("h2", {}, `${d.idea_id} · ${d.system}/${d.run}`),
+      el("p", {}, el("b", {}, "Problem: "), d.problem || d.text || "–"),
+      el("p", {}, el("b", {}, "Method: "), d.method || "–"),
+      el("p", { class: "muted" }, s ? `HindSight ${fmt(s.score)} (${s.matched ? "matched" : "no match"}); model ${s.model}, θ = ${s.theta}, index ${s.index_version}, window ${s.cutoff} … ${s.window_end}` : "not scored"),
+      el("p", {}, d.judges.map((j) => `${j.judge}: novelty ${fmt(j.novelty, 1)}, feasibility ${fmt(j.feasibility, 1)}, impact ${fmt(j.impact, 1)}, overall ${fmt(j.overall, 1)}`).join(" · ") || "no judge scores"),
+      el("table", { id: "matches-table" },
+        el("thead", {}, el("tr", {}, ["#", "paper", "venue", "year", "citations", "similarity", "impact", "≥ θ"].map((h) => el("th", {}, h)))),
+        el("tbody", {}, d.matches.map((m) => el("tr", {},
+          el("td", {}, String(m.rank)), el("td", { class: "title" }, m.title), el("td", {}, m.venue || "–"),
+          el("td", {}, String(m.year)), el("td", { class: "num" }, m.citations ?? "–"),
+          el("td", { class: "num" }, fmt(m.similarity)), el("td", { class: "num" }, fmt(m.impact)),
+          el("td", { class: m.above_threshold ? "yes" : "" }, m.above_threshold ? "yes" : "no"))))),
+    );
+    $("idea-dialog").showModal();
+  } catch (err) { showError(err.message); }
+}
+
+async function refresh() {
+  showError("");
+  const sel = selectionParams();
+  const jp = judgeParams();
+  $("systems-csv").href = `/v1/analysis/systems?${sel}&format=csv`;
+  $("corr-csv").href = `/v1/analysis/correlations?${sel}&format=csv`;
+  $("quad-csv").href = `/v1/analysis/quadrants?${jp}&format=csv&table=ideas`;
+  $("quad-svg").href = `/v1/analysis/quadrants.svg?${jp}`;
+  $("distribution-plot").src = `/v1/analysis/distributions.png?${sel}`;
+  const errors = [];
+  try { renderSystems(await getJSON(`/v1/analysis/systems?${sel}`)); } catch (err) { errors.push(err.message); }
+  try { renderCorrelations(await getJSON(`/v1/analysis/correlations?${sel}`)); } catch (err) { errors.push(err.message); }
+  try {
+    const answer = await getJSON(`/v1/analysis/quadrants?${listParams()}`);
+    renderCounts(answer);
+    $("quadrant-lists").replaceChildren(...QUADRANT_ORDER.map((q) => renderList(answer, q)));
+    $("quadrant-plot").src = `/v1/analysis/quadrants.png?${jp}`;
+    $("quadrant-section").dataset.ready = `${answer.judge}:${answer.dimension}`;
+  } catch (err) {
+    errors.push(err.message);
+    $("quadrant-plot").removeAttribute("src");
+    $("counts-table").replaceChildren();
+    $("quadrant-lists").replaceChildren();
+  }
+  showError(errors.join("\n"));
+}
+
+async function init() {
+  try {
+    const [runs, judges] = await Promise.all([getJSON("/v1/runs"), getJSON("/v1/judge-scores")]);
+    $("runs").replaceChildren(...(runs.length ? runs.map((r) => el("label", {},
+      el("input", { type: "checkbox", value: r.id, checked: "" }), `${r.system} / ${r.label} (${r.ideas})`))
+      : [el("span", { class: "muted" }, "no runs yet: score some ideas first")]));
+    $("judge").replaceChildren(...judges.map((j) => el("option", { value: j.judge }, `${j.judge} (${j.ideas})`)));
+  } catch (err) { showError(err.message); }
+  $("hs_kind").addEventListener("change", () => { $("hs_value").hidden = $("hs_kind").value !== "value"; });
+  $("judge_kind").addEventListener("change", () => { $("judge_value").hidden = $("judge_kind").value !== "value"; });
+  $("controls").addEventListener("change", refresh);
+  $("controls").addEventListener("submit", (e) => { e.preventDefault(); refresh(); });
+  $("sort").addEventListener("change", refresh);
+  $("order").addEventListener("change", refresh);
+  await refresh();
+}
+
+init();
