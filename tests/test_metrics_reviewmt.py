@@ -1,0 +1,94 @@
+"""ReviewMT metrics: decision and score parsers, hit rates, MAE and decision F1."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import f1_score, mean_absolute_error
+
+from service.metrics.parsing import MetricsInputError
+from service.metrics.reviewmt import parse_decision, parse_score, score_reviews
+
+
+@pytest.mark.parametrize("text,decision", [
+    ("reject", "reject"), ("Accept", "accept"), ("we recommend accepting", "accept"),
+    ("We recommend accepting this paper.", "accept"), ("not accepted", "reject"),
+    ("The paper should not be rejected.", "accept"), ("We do not recommend accepting this paper", "reject"),
+    ("acceptance", None),  # the reference counts this as accept
+    ("The paper falls below the acceptance threshold.", None), ("I recommend acceptance", "accept"),
+    ("Decision: Accept (Poster)", "accept"), ("Final decision: reject. The paper is not ready for acceptance.",
+                                              "reject"),
+    ("Recommendation: rejection", "reject"), ("weak reject", "reject"),
+    ("Although some may reject it, we accept", None),  # both decisions
+    ("There is no doubt that we accept it", "accept"), ("", None), (None, None),
+])
+def test_parse_decision(text, decision):
+    assert parse_decision(text) == decision
+
+
+@pytest.mark.parametrize("text,score", [
+    ("Score: 6", 6.0), ("rating: 6/10", 6.0), ("Rating: 6: marginally above the acceptance threshold", 6.0),
+    ("score of 7 out of 10", 7.0), ("Soundness score: 3\nRating: 8", 8.0), ("Overall score: 5, rating: 6", 5.0),
+    ("score: 6.5", 6.5), ("Score: 11", None), ("Score: 0", None), ("rating: 8/5", None),
+    ("Score: 6 and later score: 7", None), ("no number here", None), ("I rate it 6", None), (None, None),
+])
+def test_parse_score(text, score):
+    assert parse_score(text) == score
+
+
+def paper(i, decision, rating):
+    return {"id": f"p{i}", "decision": decision, "rating": rating}
+
+
+def test_hit_rates_mae_and_decision_metrics():
+    gold = [paper(0, "Accept (Poster)", 7.0), paper(1, "Reject", 4.0), paper(2, "Reject", 3.0),
+            {"id": "p3", "decision": "accept", "scores": [8, 6]}]
+    predictions = [
+        {"id": "p0", "summary": "A method.", "reviews": ["Score: 6", "rating: 8/10", "great paper"],
+         "decision": "We recommend accepting."},
+        {"id": "p1", "summary": "  ", "reviews": [{"text": "Rating: 5"}], "decision": "below the acceptance bar"},
+        {"id": "p2", "summary": "x", "reviews": "not a list", "decision": "Reject"},
+        {"id": "p9", "summary": "x", "reviews": [], "decision": "Reject"},
+    ]
+    report = score_reviews(gold, predictions)
+    m, c = report.metrics, report.counts
+    assert m["paper_hit_rate"] == pytest.approx(2 / 4)
+    assert (c["reviews_generated"], c["reviews_parsed"]) == (4, 3)
+    assert m["review_hit_rate"] == pytest.approx(3 / 4)
+    assert m["decision_hit_rate"] == pytest.approx(2 / 4)
+    assert m["score_mae"] == pytest.approx((1 + 1 + 1) / 3)
+    assert (c["missing"], c["invalid"], c["unknown_id"], c["papers_without_reviews"]) == (1, 1, 1, 1)
+    truth = ["accept", "reject", "reject", "accept"]
+    predicted = ["accept", "none", "reject", "none"]
+    assert m["decision.accuracy"] == 0.5
+    assert m["decision.f1_accept"] == pytest.approx(f1_score(truth, predicted, labels=["accept"], average="macro"))
+    assert m["decision.macro_f1"] == pytest.approx(f1_score(truth, predicted, labels=["accept", "reject"],
+                                                            average="macro"))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["accept", "reject"]), st.sampled_from(["accept", "reject"]),
+                          st.integers(1, 10), st.integers(1, 10)), min_size=1, max_size=30))
+def test_mae_and_f1_equal_sklearn(rows):
+    gold = [paper(i, t, float(g)) for i, (t, _, g, _) in enumerate(rows)]
+    predictions = [{"id": f"p{i}", "summary": "s", "reviews": [f"Score: {s}"], "decision": f"Decision: {p}"}
+                   for i, (_, p, _, s) in enumerate(rows)]
+    report = score_reviews(gold, predictions[::-1])
+    truth = [t for t, *_ in rows]
+    predicted = [p for _, p, *_ in rows]
+    assert report.metrics["score_mae"] == pytest.approx(mean_absolute_error([g for *_, g, _ in rows],
+                                                                            [s for *_, s in rows]))
+    assert report.metrics["decision.f1_accept"] == pytest.approx(
+        f1_score(truth, predicted, pos_label="accept", average="binary", zero_division=0)
+        if "accept" in truth + predicted else 0.0)
+    labels = sorted(set(truth) | set(predicted))
+    assert report.metrics["decision.macro_f1"] == pytest.approx(
+        f1_score(truth, predicted, labels=labels, average="macro", zero_division=0))
+
+
+def test_errors():
+    with pytest.raises(MetricsInputError, match="accept/reject"):
+        score_reviews([{"id": "p0", "decision": "maybe"}], [{"id": "p0", "decision": "accept"}])
+    with pytest.raises(MetricsInputError, match="repeated"):
+        score_reviews([paper(0, "accept", 5), paper(0, "accept", 5)], [{"id": "p0", "decision": "accept"}])
+    with pytest.raises(MetricsInputError, match="empty"):
+        score_reviews([paper(0, "accept", 5)], [])
