@@ -31,6 +31,8 @@ def load_records(path: Path) -> tuple[list[Any], list[str]]:
             items = json.loads(text)
         except json.JSONDecodeError as error:
             raise InputFileError(f"{path} line {error.lineno}: not valid JSON: {error.msg}") from error
+        if not isinstance(items, list):
+            raise InputFileError(f"{path}: expected a JSON array of objects, or one JSON object per line")
         return items, [f"{path} item {i + 1}" for i in range(len(items))]
     items, where = [], []
     for number, line in enumerate(text.splitlines(), start=1):

@@ -10,8 +10,10 @@ from pydantic import BaseModel, Field
 STANDARD_COUNTS = ("missing", "invalid", "duplicate", "duplicate_conflicting", "unknown_id")
 
 STANDARD_COUNTING = {
-    "missing": "gold item with no prediction: counted wrong, kept in the denominator (never filled with the gold answer)",
-    "invalid": "prediction present but unparsable or outside the allowed values: counted wrong, kept in the denominator",
+    "missing": "gold item with no prediction: counted wrong, kept in the denominator "
+               "(never filled with the gold answer)",
+    "invalid": "prediction present but unparsable or outside the allowed values: counted wrong, "
+               "kept in the denominator",
     "duplicate": "gold item predicted more than once: scored once when every copy gives the same answer, "
                  "otherwise counted wrong (duplicate_conflicting); no copy is ever chosen over another",
     "duplicate_conflicting": "gold item predicted more than once with different answers: counted wrong",
@@ -29,7 +31,8 @@ class Report(BaseModel):
     task: str
     n: int = Field(description="gold items in the denominator of the main metrics")
     metrics: dict[str, float | None] = Field(description="metric values; None when undefined (see notes)")
-    counts: dict[str, int] = Field(description="missing, invalid, duplicate and unknown-id predictions, plus task counts")
+    counts: dict[str, int] = Field(description="missing, invalid, duplicate and unknown-id predictions, "
+                                               "plus task counts")
     counting: dict[str, str] = Field(description="how each count and metric was counted")
     chance: dict[str, float] = Field(default_factory=dict, description="chance level of a metric, where defined")
     details: dict[str, Any] = Field(default_factory=dict)

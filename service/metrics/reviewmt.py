@@ -19,9 +19,10 @@ DECISIONS = ("accept", "reject")
 DECISION_RULE = (
     "decision words are accept/accepts/accepted/accepting and reject/rejects/rejected/rejecting; the nouns "
     "\"acceptance\" and \"rejection\" count only right after recommend/recommendation or a cue (\"below the "
-    "acceptance threshold\" is no decision); a negation (not, no, never, cannot, ...n't) up to two words before, in the same "
-    "clause, flips the word (\"not accepted\" is reject); after a \"Decision:\" or \"Recommendation:\" cue only "
-    "the rest of that sentence is read; no decision word, or both decisions, is invalid"
+    "acceptance threshold\" is no decision); a negation (not, no, never, cannot, ...n't) up to two words "
+    "before, in the same clause, flips the word (\"not accepted\" is reject); after a \"Decision:\" or "
+    "\"Recommendation:\" cue only the rest of that sentence is read; no decision word, or both decisions, "
+    "is invalid"
 )
 SCORE_RULE = (
     "a number after \"overall score/rating\", else after \"rating\", else after \"score\" (\"Score: 6\", "
