@@ -1,6 +1,6 @@
 """Reading stored runs and scores."""
 
-from sqlalchemy import func, select
+from sqlalchemy import Integer, cast, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from indexing.models import Idea, Run, Score
@@ -12,7 +12,7 @@ class RunNotFound(LookupError):
 
 def list_runs(session: Session) -> list[dict]:
     rows = session.execute(
-        select(Run, func.count(Score.id), func.avg(Score.score), func.avg(Score.matched.cast(int)))
+        select(Run, func.count(Score.id), func.avg(Score.score), func.avg(cast(Score.matched, Integer)))
         .outerjoin(Idea, Idea.run_id == Run.id).outerjoin(Score, Score.idea_pk == Idea.pk)
         .group_by(Run.id).order_by(Run.id)
     ).all()
