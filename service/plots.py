@@ -33,9 +33,9 @@ def _colours(groups: list[str]) -> dict[str, tuple]:
 
 
 def _jitter(values: np.ndarray, seed: int = 0) -> tuple[np.ndarray, float]:
-    """Spread judge scores on a coarse scale (e.g. integers 1-10) so equal points stay visible; 0 when continuous."""
+    """Spread judge scores given on a coarse grid (whole or half points) so equal points stay visible."""
     unique = np.unique(values)
-    if len(unique) < 2 or len(unique) > 25:
+    if len(unique) < 2 or not np.allclose(unique * 2, np.round(unique * 2)):
         return values, 0.0
     width = 0.15 * float(np.min(np.diff(unique)))
     return values + np.random.default_rng(seed).uniform(-width, width, size=len(values)), width
@@ -55,19 +55,16 @@ def quadrant_plot(frame: pd.DataFrame, answer: dict, *, fmt: str = "png") -> byt
                    edgecolors="white", linewidths=0.5)
     cuts = answer["cuts"]
     if cuts["hindsight"]["kind"] == "matched":
+        # unmatched ideas sit at 0: the line runs between them and the smallest matched score
         positive = points.loc[points["matched"] & (points["score"] > 0), "score"]
         x_cut = float(positive.min()) / 2 if len(positive) else 0.0
-        x_label = "matched →"
+        x_rule = "dashed: matched | unmatched"
     else:
         x_cut = cuts["hindsight"]["value"]
-        x_label = f"HindSight > {x_cut:g}"
+        x_rule = f"dashed: {cuts['hindsight']['kind']} {x_cut:.3g}"
     y_cut = cuts["judge"]["value"]
     ax.axvline(x_cut, color="0.35", linestyle="--", linewidth=1)
     ax.axhline(y_cut, color="0.35", linestyle="--", linewidth=1)
-    ax.annotate(x_label, (x_cut, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -12),
-                textcoords="offset points", fontsize=8, color="0.3")
-    ax.annotate(f"{cuts['judge']['kind']} {y_cut:g}", (1.0, y_cut), xycoords=("axes fraction", "data"),
-                xytext=(-3, 3), textcoords="offset points", fontsize=8, color="0.3", ha="right")
     shares = {c["group"]: c for c in answer["counts"]}
     for key, (label, _, _) in QUADRANTS.items():
         lines = [label]
@@ -78,15 +75,15 @@ def quadrant_plot(frame: pd.DataFrame, answer: dict, *, fmt: str = "png") -> byt
         x, yy, ha, va = CORNERS[key]
         ax.text(x, yy, "\n".join(lines), transform=ax.transAxes, ha=ha, va=va, fontsize=8,
                 bbox={"boxstyle": "round,pad=0.3", "facecolor": "white", "alpha": 0.8, "edgecolor": "0.8"})
-    ax.set_xlabel("HindSight score (max impact of matched future papers)")
-    ax.set_ylabel(f"{answer['judge']} · {answer['dimension']}")
+    ax.set_xlabel(f"HindSight score (max impact of matched future papers); {x_rule}")
+    ax.set_ylabel(f"{answer['judge']} · {answer['dimension']}; dashed: {cuts['judge']['kind']} {y_cut:.3g}")
     # headroom above and below so the corner labels do not cover points
     lo, hi = float(np.nanmin(y)), float(np.nanmax(y))
     pad = max(hi - lo, 1e-9)
     ax.set_ylim(lo - 0.45 * pad, hi + 0.45 * pad)
     right = max(float(points["score"].max()), x_cut) if len(points) else 1.0
     ax.set_xlim(-0.04 * max(right, 0.1), right * 1.45 + 0.02)
-    ax.legend(loc="center right", fontsize=8, frameon=True)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.11), ncol=min(len(groups), 5), fontsize=8, frameon=False)
     note = f"n = {len(points)} judged ideas"
     if width:
         note += f"; judge scores jittered by up to ±{width:.2g} for visibility"

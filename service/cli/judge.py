@@ -35,10 +35,11 @@ def import_(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="
     if json_out:
         print_json(report.as_dict())
         return
-    table = Table("file", "format", "rows", "inserted", "updated", "unchanged", "judges", "dimensions",
-                  title="judge scores")
-    table.add_row(report.file, report.format, str(report.rows), str(report.inserted), str(report.updated),
-                  str(report.unchanged), ", ".join(report.judges), ", ".join(report.dimensions))
+    table = Table("", "", title="judge scores imported", show_header=False)
+    for key in ("file", "format", "rows", "inserted", "updated", "unchanged"):
+        table.add_row(key, str(getattr(report, key)))
+    table.add_row("judges", ", ".join(report.judges))
+    table.add_row("dimensions", ", ".join(report.dimensions))
     console.print(table)
     if report.ignored_fields:
         console.print(f"[yellow]ignored fields:[/] {', '.join(report.ignored_fields)}", highlight=False)

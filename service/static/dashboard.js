@@ -184,6 +184,10 @@ async function openIdea(pk) {
 
 async function refresh() {
   showError("");
+  if (document.querySelector("#runs input") && !document.querySelector("#runs input:checked")) {
+    showError("pick at least one run");
+    return;
+  }
   const sel = selectionParams();
   const jp = judgeParams();
   $("systems-csv").href = `/v1/analysis/systems?${sel}&format=csv`;
@@ -210,13 +214,22 @@ async function refresh() {
 }
 
 async function init() {
+  const errors = [];
   try {
-    const [runs, judges] = await Promise.all([getJSON("/v1/runs"), getJSON("/v1/judge-scores")]);
+    const runs = await getJSON("/v1/runs");
     $("runs").replaceChildren(...(runs.length ? runs.map((r) => el("label", {},
       el("input", { type: "checkbox", value: r.id, checked: "" }), `${r.system} / ${r.label} (${r.ideas})`))
       : [el("span", { class: "muted" }, "no runs yet: score some ideas first")]));
+  } catch (err) {
+    errors.push(`runs: ${err.message}`);
+    $("runs").replaceChildren(el("span", { class: "muted" }, "runs unavailable: showing all"));
+  }
+  try {
+    const judges = await getJSON("/v1/judge-scores");
     $("judge").replaceChildren(...judges.map((j) => el("option", { value: j.judge }, `${j.judge} (${j.ideas})`)));
-  } catch (err) { showError(err.message); }
+    if (!judges.length) errors.push("no judge scores yet: import them with `hindsight judge import FILE`");
+  } catch (err) { errors.push(`judges: ${err.message}`); }
+  showError(errors.join("\n"));
   $("hs_kind").addEventListener("change", () => { $("hs_value").hidden = $("hs_kind").value !== "value"; });
   $("judge_kind").addEventListener("change", () => { $("judge_value").hidden = $("judge_kind").value !== "value"; });
   $("controls").addEventListener("change", refresh);
@@ -224,6 +237,7 @@ async function init() {
   $("sort").addEventListener("change", refresh);
   $("order").addEventListener("change", refresh);
   await refresh();
+  if (errors.length) showError([...errors, $("error").textContent].filter(Boolean).join("\n"));
 }
 
 init();
