@@ -13,11 +13,9 @@ if ! $hs index status --json | .venv/bin/python -c 'import json,sys; sys.exit(0 
 fi
 $hs score data/ideas/rag.jsonl --system rag-generator --run demo
 $hs score data/ideas/vanilla.jsonl --system vanilla-generator --run demo
-if $hs --help | grep -q " judge "; then
-  $hs judge import data/judge_scores.csv
-  $hs analyze systems
-  $hs analyze quadrants
-fi
+$hs judge import data/judge_scores.csv
+$hs analyze systems
+$hs analyze quadrants --judge gpt-judge --dimension overall
 if [ "${1:-}" != "--no-serve" ]; then
   echo "serving on http://127.0.0.1:8000 (dashboard at /, API docs at /docs); Ctrl-C stops"
   exec $hs serve --host 127.0.0.1 --port 8000
