@@ -15,10 +15,10 @@ MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
 def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
+    # busy_timeout first: every later statement may need a lock another connection holds
+    cur.execute("PRAGMA busy_timeout=30000")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute("PRAGMA busy_timeout=30000")
     cur.close()
 
 
@@ -39,8 +39,8 @@ def alembic_config(db_path: Path) -> Config:
 
 def migrate(db_path: Path) -> None:
     """Bring the database to the newest schema (creating it when absent)."""
-    with get_engine(db_path).connect():  # creates the folder and switches the file to WAL (persistent)
-        pass
+    with get_engine(db_path).connect() as conn:  # creates the folder; WAL mode is stored in the file
+        conn.exec_driver_sql("PRAGMA journal_mode=WAL")
     command.upgrade(alembic_config(db_path), "head")
 
 
