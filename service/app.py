@@ -8,9 +8,7 @@ from fastapi.staticfiles import StaticFiles
 from indexing.db import migrate
 from indexing.settings import Settings, get_settings
 from service.jobs import Jobs
-from service.routers import health, index, papers, runs, score
-from service.routers import metrics
-from service.routers import analysis, dashboard, judges
+from service.routers import analysis, dashboard, health, index, judges, metrics, papers, runs, score
 from service.state import IndexHolder
 
 
@@ -29,8 +27,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.holder = IndexHolder(settings)
     app.state.jobs = Jobs()
-    for module in (health, score, index, papers, runs, judges, analysis, dashboard):
+    for module in (health, score, index, papers, runs, judges, analysis, metrics, dashboard):
         app.include_router(module.router)
-    app.include_router(metrics.router)
     app.mount("/static", StaticFiles(directory=dashboard.STATIC_DIR), name="static")
     return app
