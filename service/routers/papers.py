@@ -19,7 +19,7 @@ def paper_dict(p: Paper) -> dict:
             "arxiv_id": p.arxiv_id, "updated_at": p.updated_at.isoformat()}
 
 
-@router.get("/{paper_id}")
+@router.get("/{paper_id:path}")
 def get_paper(paper_id: str, session: SessionDep) -> dict:
     """One paper by its source's own id."""
     paper = session.scalars(select(Paper).where(Paper.paper_id == paper_id)).first()
