@@ -1,5 +1,6 @@
 """Index build: select the window, embed (through the cache), index, write a version, verify, publish."""
 
+import errno
 import fcntl
 import hashlib
 import os
@@ -14,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 from sqlalchemy import func, select
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from indexing.db import session_scope
 from indexing.embedders import Embedder, join, load_embedder
@@ -126,30 +128,82 @@ def build_index(settings: Settings, *, model: str | None = None, cutoff: date | 
         raise BuildFailed(f"--until {until} is before --cutoff {cutoff}")
     indexes_dir, db_path = settings.indexes_dir, settings.db_path
     with build_lock(indexes_dir):
-        embedder = embedder or load_embedder(model or settings.model, settings, theta=theta)
-        with session_scope(db_path) as session:
-            build = IndexBuild(status="running", model=embedder.key)
-            session.add(build)
-            session.flush()
-            build_id = build.id
+        embedder, build_id = _start(settings, embedder, model, theta)
         staging = indexes_dir / f".build-{build_id}-{os.getpid()}"
         try:
             result = _build(settings, embedder, cutoff, until, build_id, staging, progress)
         except BaseException as exc:
             shutil.rmtree(staging, ignore_errors=True)
-            with session_scope(db_path) as session:
-                row = session.get(IndexBuild, build_id)
-                row.status, row.finished_at, row.error = "failed", utcnow(), f"{type(exc).__name__}: {exc}"
+            _record(db_path, build_id, status="failed", error=describe_error(exc, settings.home))
             if isinstance(exc, (BuildFailed, KeyboardInterrupt)):
                 raise
-            raise BuildFailed(f"index build failed ({type(exc).__name__}: {exc}); "
-                              f"the previous version ({current_version(indexes_dir) or 'none'}) stays current") from exc
-        with session_scope(db_path) as session:
-            row = session.get(IndexBuild, build_id)
-            row.status, row.finished_at, row.version, row.manifest = "published", utcnow(), result.version, result.manifest
+            raise BuildFailed(f"index build failed ({describe_error(exc, settings.home)}); the previous version "
+                              f"({current_version(indexes_dir) or 'none'}) stays current{_hint(exc)}") from exc
+        _record(db_path, build_id, status="published", version=result.version, manifest=result.manifest)
         _prune(indexes_dir)
         result.seconds = time.perf_counter() - started
         return result
+
+
+def describe_error(exc: BaseException, home: Path) -> str:
+    """An error as it may reach API answers: no absolute paths, no SQL statements."""
+    if isinstance(exc, OSError) and exc.strerror:
+        path = Path(str(exc.filename)) if exc.filename else None
+        where = f": {path.relative_to(home) if path.is_relative_to(home) else path.name}" if path else ""
+        return f"{type(exc).__name__}: {exc.strerror}{where}"
+    if isinstance(exc, DBAPIError) and exc.orig is not None:
+        return f"{type(exc.orig).__name__}: {exc.orig}"
+    text = f"{type(exc).__name__}: {exc}"
+    for prefix in {str(home.resolve()), str(home)}:  # e.g. faiss names the file it failed to write
+        text = text.replace(prefix, "$HINDSIGHT_HOME")
+    return text
+
+
+def _hint(exc: BaseException) -> str:
+    full = (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or any(
+        sign in str(exc) for sign in ("disk is full", "No space left"))
+    return "; free disk space under HINDSIGHT_HOME and build again" if full else ""
+
+
+def _start(settings: Settings, embedder: Embedder | None, model: str | None, theta: float | None) -> tuple[Embedder, int]:
+    """Clear what killed builds left, load the model and record the build; a failure here (a full disk, a locked
+    or damaged database) is a BuildFailed that says what happened."""
+    try:
+        _clear_interrupted(settings.indexes_dir, settings.db_path)
+        embedder = embedder or load_embedder(model or settings.model, settings, theta=theta)
+        with session_scope(settings.db_path) as session:
+            build = IndexBuild(status="running", model=embedder.key)
+            session.add(build)
+            session.flush()
+            return embedder, build.id
+    except (OSError, SQLAlchemyError) as exc:
+        raise BuildFailed(f"index build could not start ({describe_error(exc, settings.home)}); the previous version "
+                          f"({current_version(settings.indexes_dir) or 'none'}) stays current{_hint(exc)}") from exc
+
+
+def _record(db_path: Path, build_id: int, **fields) -> None:
+    """Note a build's outcome on its row. Failing to note it (a full disk) must not hide the outcome itself: the row
+    then stays 'running' and the next build marks it interrupted."""
+    try:
+        with session_scope(db_path) as session:
+            row = session.get(IndexBuild, build_id)
+            for name, value in fields.items():
+                setattr(row, name, value)
+            row.finished_at = utcnow()
+    except SQLAlchemyError:
+        pass
+
+
+def _clear_interrupted(indexes_dir: Path, db_path: Path) -> None:
+    """Debris of builds that were killed: we hold the lock, so no staging folder or 'running' row is live."""
+    for folder in indexes_dir.glob(".build-*"):
+        shutil.rmtree(folder, ignore_errors=True)
+    for tmp in indexes_dir.glob(".CURRENT.*.tmp"):
+        tmp.unlink(missing_ok=True)
+    with session_scope(db_path) as session:
+        for row in session.scalars(select(IndexBuild).where(IndexBuild.status == "running")):
+            row.status, row.finished_at = "interrupted", utcnow()
+            row.error = "the build process stopped before recording its outcome (killed or crashed)"
 
 
 def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, build_id: int, staging: Path,

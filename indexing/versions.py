@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from indexing.vectorindex.faiss_index import FaissIndex
 CURRENT = "CURRENT"
 MANIFEST = "manifest.json"
 PAPERS = "papers.json"
+VERSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 class IndexDamaged(RuntimeError):
@@ -49,7 +51,8 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 def current_version(indexes_dir: Path) -> str | None:
     try:
-        return (indexes_dir / CURRENT).read_text().strip() or None
+        # a damaged pointer reads as a bad name that load_version refuses, never as a decode error
+        return (indexes_dir / CURRENT).read_text(errors="replace").strip() or None
     except FileNotFoundError:
         return None
 
@@ -85,14 +88,19 @@ class LoadedIndex:
 
 def load_version(indexes_dir: Path, version: str) -> LoadedIndex:
     """Load and verify a version (checksums, counts); raises IndexDamaged with the reason."""
+    if not VERSION_NAME.fullmatch(version):
+        raise IndexDamaged(f"{version[:40]!r} is not an index version name (like v0003); point the current pointer "
+                           "at a good version with `hindsight index use VERSION`")
     folder = indexes_dir / version
     try:
         manifest = json.loads((folder / MANIFEST).read_text())
     except FileNotFoundError:
         raise IndexDamaged(f"index version {version}: manifest missing; rebuild with `hindsight index build`") from None
     except (ValueError, OSError) as exc:
-        raise IndexDamaged(f"index version {version}: manifest unreadable ({exc}); rebuild the index") from None
-    for name, expected in manifest.get("checksums", {}).items():
+        reason = exc.strerror if isinstance(exc, OSError) else exc  # an OSError's text carries the full path
+        raise IndexDamaged(f"index version {version}: manifest unreadable ({reason}); rebuild the index") from None
+    _check_manifest(manifest, version)
+    for name, expected in manifest["checksums"].items():
         path = folder / name
         if not path.exists():
             raise IndexDamaged(f"index version {version}: file {name} is missing; rebuild the index")
@@ -104,11 +112,46 @@ def load_version(indexes_dir: Path, version: str) -> LoadedIndex:
         rows = orjson.loads((folder / PAPERS).read_bytes())
     except Exception as exc:  # faiss raises RuntimeError, orjson its own: any failure means damaged
         raise IndexDamaged(f"index version {version}: cannot be read ({type(exc).__name__}); rebuild the index") from None
-    papers = {int(r["key"]): r for r in rows}
+    papers = _papers(rows, version)
     if len(index) != manifest["counts"]["indexed"] or len(papers) != len(index):
         raise IndexDamaged(f"index version {version}: holds {len(index)} vectors and {len(papers)} papers, "
                            f"manifest says {manifest['counts']['indexed']}; rebuild the index")
     return LoadedIndex(version=version, manifest=manifest, index=index, papers=papers)
+
+
+REQUIRED = ("model", "model_id", "revision", "dim", "theta", "cutoff", "window", "impact")
+
+
+def _check_manifest(manifest, version: str) -> None:
+    """Refuse a hand-edited, copied or foreign manifest with a reason, instead of failing later with a KeyError."""
+    def damaged(what: str) -> IndexDamaged:
+        return IndexDamaged(f"index version {version}: manifest {what}; rebuild the index or publish a good version "
+                            "with `hindsight index use VERSION`")
+
+    if not isinstance(manifest, dict):
+        raise damaged("is not a JSON object")
+    if manifest.get("version", version) != version:
+        raise damaged(f"names version {str(manifest['version'])[:40]!r} (was the folder copied or renamed?)")
+    missing = [key for key in REQUIRED if key not in manifest]
+    if missing:
+        raise damaged(f"lacks {', '.join(missing)}")
+    checksums = manifest.get("checksums")
+    # every name is a plain file of this folder, and the paper snapshot is always covered
+    if not isinstance(checksums, dict) or PAPERS not in checksums or not all(
+            isinstance(n, str) and isinstance(h, str) and n == Path(n).name and not n.startswith(".")
+            for n, h in checksums.items()):
+        raise damaged("has no valid checksums")
+    counts = manifest.get("counts")
+    if not isinstance(manifest.get("index"), dict) or not isinstance(counts, dict) or \
+            not isinstance(counts.get("indexed"), int):
+        raise damaged("lacks its index description or counts")
+
+
+def _papers(rows, version: str) -> dict[int, dict]:
+    try:
+        return {int(r["key"]): r for r in rows}
+    except (TypeError, KeyError, ValueError):
+        raise IndexDamaged(f"index version {version}: {PAPERS} is malformed; rebuild the index") from None
 
 
 def load_current(indexes_dir: Path) -> LoadedIndex | None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from indexing.embedders import Embedder, load_embedder
 from indexing.settings import Settings
-from indexing.versions import IndexDamaged, LoadedIndex, current_version, load_version
+from indexing.versions import CURRENT, IndexDamaged, LoadedIndex, current_version, list_versions, load_version
 
 
 class NoIndex(RuntimeError):
@@ -33,12 +33,21 @@ class IndexHolder:
         if wanted is None or (loaded and loaded.version == wanted) or wanted in self._failed:
             return
         with self._lock:
-            if self._loaded is not loaded:
-                return  # another thread swapped while we waited
+            # the pointer may have moved again while we waited for another thread's load: follow it now
+            wanted = current_version(self.indexes_dir)
+            if wanted is None or (self._loaded and self._loaded.version == wanted) or wanted in self._failed:
+                return
             try:
                 self._loaded = load_version(self.indexes_dir, wanted)
             except IndexDamaged as exc:
-                self._failed[wanted] = str(exc)
+                self._failed[wanted] = self._with_rollback_hint(str(exc), wanted)
+            except Exception as exc:  # whatever is on disk, a request must never fail with a 500 for it
+                self._failed[wanted] = self._with_rollback_hint(
+                    f"index version {wanted} cannot be loaded ({type(exc).__name__})", wanted)
+
+    def _with_rollback_hint(self, reason: str, refused: str) -> str:
+        others = [v for v in list_versions(self.indexes_dir) if v != refused]
+        return f"{reason} (other versions on disk: {', '.join(others[-5:])})" if others else reason
 
     def current(self) -> LoadedIndex:
         self.refresh()
@@ -51,8 +60,25 @@ class IndexHolder:
             return None
         wanted = current_version(self.indexes_dir)
         if wanted is None:
+            on_disk = list_versions(self.indexes_dir)
+            if on_disk:
+                return (f"the current pointer ({CURRENT}) is missing; versions on disk: {', '.join(on_disk[-5:])}; "
+                        f"publish one with `hindsight index use {on_disk[-1]}`")
             return "no index has been published yet: run `hindsight index build` (or POST /v1/index/rebuild)"
         return self._failed.get(wanted, f"index version {wanted} is not loaded")
+
+    def warning(self) -> str | None:
+        """Why the loaded version is not the one the pointer names, while it keeps serving."""
+        loaded = self._loaded
+        if loaded is None:
+            return None
+        wanted = current_version(self.indexes_dir)
+        if wanted is None:
+            return (f"the current pointer ({CURRENT}) is missing; still serving {loaded.version}; "
+                    f"restore it with `hindsight index use {loaded.version}`")
+        if wanted != loaded.version and wanted in self._failed:
+            return f"refused {wanted}: {self._failed[wanted]}; still serving {loaded.version}"
+        return None
 
     def status(self) -> dict:
         self.refresh()
@@ -60,6 +86,7 @@ class IndexHolder:
         return {
             "loaded_version": self._loaded.version if self._loaded else None,
             "current_pointer": wanted,
+            "warning": self.warning(),
             "refused": dict(self._failed),
         }
 

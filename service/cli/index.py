@@ -57,9 +57,13 @@ def status(json_out: bool = JsonOpt) -> None:
         print_json(out)
         return
     if not current:
-        fail("no index published yet: run `hindsight index build`", 1)
+        fail(f"the current pointer is missing; versions on disk: {', '.join(versions)}; publish one with "
+             f"`hindsight index use {versions[-1]}`" if versions else
+             "no index published yet: run `hindsight index build`", 1)
     if out["error"]:
-        fail(out["error"], 1)
+        others = [v for v in versions if v != current]
+        fail(out["error"] + (f"\nother versions on disk: {', '.join(others)}; roll back with "
+                             f"`hindsight index use {others[-1]}`" if others else ""), 1)
     m = out["manifest"]
     table = Table("field", "value", title=f"index {current}")
     for key in ("model", "model_id", "revision", "dim", "theta", "cutoff", "created"):

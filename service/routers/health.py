@@ -16,9 +16,10 @@ def healthz() -> dict:
 
 @router.get("/readyz")
 def readyz(holder: HolderDep):
-    """Ready when an index version is loaded; otherwise 503 with the reason."""
+    """Ready when an index version is loaded (degraded when the pointer names a refused version or is missing);
+    otherwise 503 with the reason."""
     status = holder.status()
     reason = holder.not_ready_reason()
     if reason:
         return JSONResponse({"status": "not ready", "reason": reason, **status}, status_code=503)
-    return {"status": "ready", **status}
+    return {"status": "degraded" if status["warning"] else "ready", **status}
