@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from indexing.vectorindex.faiss_index import FaissIndex
+from indexing.vectorindex.base import VectorIndex
+from indexing.vectorindex.factory import open_index
 
 CURRENT = "CURRENT"
 MANIFEST = "manifest.json"
@@ -74,7 +75,7 @@ class LoadedIndex:
 
     version: str
     manifest: dict
-    index: FaissIndex
+    index: VectorIndex
     papers: dict[int, dict]
 
     def search(self, vectors: np.ndarray, k: int) -> list[list[tuple[dict, float]]]:
@@ -108,7 +109,7 @@ def load_version(indexes_dir: Path, version: str) -> LoadedIndex:
             raise IndexDamaged(f"index version {version}: checksum mismatch in {name} (damaged file); "
                                "publish a good version with `hindsight index use VERSION` or rebuild")
     try:
-        index = FaissIndex.load(folder, manifest["index"]["factory"])
+        index = open_index(folder, manifest["index"])
         rows = orjson.loads((folder / PAPERS).read_bytes())
     except Exception as exc:  # faiss raises RuntimeError, orjson its own: any failure means damaged
         raise IndexDamaged(f"index version {version}: cannot be read ({type(exc).__name__}); rebuild the index") from None

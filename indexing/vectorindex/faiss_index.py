@@ -1,22 +1,65 @@
 """FAISS inner-product index over normalised vectors, keyed by the papers' stable integer ids."""
 
+import math
+import shutil
 from pathlib import Path
 
 import faiss
 import numpy as np
 
 FILENAME = "index.faiss"
+IVFDATA = "index.ivfdata"  # on-disk inverted lists of an IVF index merged with ondisk=True
+
+# Exact search while its vectors fit comfortably and a query scans them in milliseconds (see docs/scaling.md);
+# SQ8 codes (dim bytes a vector) while they fit in RAM; PQ codes (dim/8 bytes) beyond.
+FLAT_MAX = 200_000
+SQ8_MAX = 2_000_000
+HNSW_M = 32
+
+
+def nlist_for(n: int) -> int:
+    """About sqrt(n) inverted lists, as a power of two: one list holds about sqrt(n) codes."""
+    return 2 ** max(4, round(math.log2(max(1.0, math.sqrt(n)))))
+
+
+def pq_m(dim: int) -> int:
+    """PQ sub-quantizers: one byte per 8 dimensions (96 bytes for 768-d, 48 for 384-d)."""
+    return max(1, dim // 8)
 
 
 def factory_for(n: int, dim: int) -> str:
-    """Exact search while it is fast; HNSW beyond (see bench/index_scale.py)."""
-    return "IDMap2,Flat" if n <= 200_000 else "IDMap2,HNSW32,Flat"
+    """Flat while small; IVF with an HNSW coarse quantizer and SQ8 or PQ codes beyond."""
+    if n <= FLAT_MAX:
+        return "IDMap2,Flat"
+    # "np": no polysemous training, which costs minutes and serves only Hamming-filtered search we do not use
+    codec = "SQ8" if n <= SQ8_MAX else f"PQ{pq_m(dim)}np"
+    return f"IVF{nlist_for(n)}_HNSW{HNSW_M},{codec}"
+
+
+def is_ivf(index: faiss.Index) -> bool:
+    try:
+        faiss.extract_index_ivf(index)
+    except RuntimeError:
+        return False
+    return True
+
+
+def apply_search_params(index: faiss.Index, params: dict) -> None:
+    """Set nprobe (and a coarse-quantizer efSearch that can return that many lists) on an IVF index."""
+    if "nprobe" not in params or not is_ivf(index):
+        return
+    ivf = faiss.extract_index_ivf(index)
+    ivf.nprobe = int(params["nprobe"])
+    quantizer = faiss.downcast_index(ivf.quantizer)
+    if isinstance(quantizer, faiss.IndexHNSW):
+        quantizer.hnsw.efSearch = max(int(params.get("ef_search", 0)), 2 * ivf.nprobe, 16)
 
 
 class FaissIndex:
-    def __init__(self, index: faiss.Index, factory: str) -> None:
+    def __init__(self, index: faiss.Index, factory: str, params: dict | None = None) -> None:
         self.index, self.factory = index, factory
         self.kind = f"faiss:{factory}"
+        self.params: dict = params or {}  # search parameters and build facts, recorded in the manifest
 
     @classmethod
     def create(cls, dim: int, *, n_hint: int = 0, factory: str | None = None) -> "FaissIndex":
@@ -24,8 +67,19 @@ class FaissIndex:
         return cls(faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT), factory)
 
     @classmethod
-    def load(cls, folder: Path, factory: str) -> "FaissIndex":
-        return cls(faiss.read_index(str(folder / FILENAME)), factory)
+    def load(cls, folder: Path, factory: str, params: dict | None = None) -> "FaissIndex":
+        params = params or {}
+        if params.get("ondisk"):
+            # the file names the ivfdata path it was merged at; point it at this folder's copy
+            index = faiss.read_index(str(folder / FILENAME), faiss.IO_FLAG_SKIP_IVF_DATA)
+            lists = faiss.downcast_InvertedLists(faiss.extract_index_ivf(index).invlists)
+            lists.filename = str(folder / IVFDATA)
+            lists.read_only = True
+            lists.do_mmap()
+        else:
+            index = faiss.read_index(str(folder / FILENAME))
+        apply_search_params(index, params)
+        return cls(index, factory, params)
 
     def add(self, vectors: np.ndarray, ids: np.ndarray) -> None:
         self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32),
@@ -37,8 +91,16 @@ class FaissIndex:
 
     def save(self, folder: Path) -> list[Path]:
         path = folder / FILENAME
+        files = [path]
+        if self.params.get("ondisk"):
+            lists = faiss.downcast_InvertedLists(faiss.extract_index_ivf(self.index).invlists)
+            source = Path(lists.filename)
+            if source != folder / IVFDATA:
+                shutil.move(source, folder / IVFDATA)  # the open mmap follows the inode
+                lists.filename = str(folder / IVFDATA)
+            files.append(folder / IVFDATA)
         faiss.write_index(self.index, str(path))
-        return [path]
+        return files
 
     def __len__(self) -> int:
         return int(self.index.ntotal)

@@ -21,13 +21,16 @@ def build(model: str = typer.Option(None, help="Embedder: minilm (offline defaul
           cutoff: str = typer.Option(None, help="Window start, YYYY-MM-DD (default 2023-06-01)."),
           until: str = typer.Option(None, help="Window end, YYYY-MM-DD (default 2025-12-31)."),
           theta: float = typer.Option(None, help="Override the model's calibrated threshold."),
+          engine: str = typer.Option("local", help="Embed in this process (local) or on Ray Data (ray)."),
+          address: str = typer.Option(None, help="Ray cluster address (ray://host:10001 or host:6379); "
+                                                 "default: a local Ray instance."),
           json_out: bool = JsonOpt) -> None:
     """Embed the papers in the window, build a new version, verify it and make it current."""
     settings = ready_settings()
     try:
         with progress_bars(not json_out) as bars:
             result = build_index(settings, model=model, cutoff=_date(cutoff), until=_date(until), theta=theta,
-                                 progress=bars)
+                                 progress=bars, engine=engine, address=address)
     except (BuildBusy, BuildFailed, IndexDamaged, ValueError) as exc:
         fail(str(exc), 1)
     m = result.manifest
