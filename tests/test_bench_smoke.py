@@ -1,0 +1,56 @@
+"""Each benchmark script runs end to end with a tiny --n (the model-loading ones are opt-in: HINDSIGHT_SLOW=1)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data" / "paperlists"
+slow = pytest.mark.skipif(os.environ.get("HINDSIGHT_SLOW") != "1", reason="slow: set HINDSIGHT_SLOW=1")
+shared = pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/data/paperlists")
+
+
+def bench(name: str, *args: str, timeout: int = 600) -> str:
+    env = {**os.environ, "HINDSIGHT_HOME": str(Path(os.environ.get("TMPDIR", "/tmp")) / "hindsight-bench-unused")}
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / name), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return proc.stdout
+
+
+def test_index_scale_tiny():
+    out = bench("index_scale.py", "--n", "1500", "--queries", "32")
+    assert "flat" in out and "ivf-flat" in out and "hnsw32-flat" in out and "summary" in out
+
+
+@shared
+def test_corpus_writes_pairs_and_ideas(tmp_path):
+    out = bench("corpus.py", "--out", str(tmp_path))
+    assert "pairs.jsonl" in out and (tmp_path / "ideas.jsonl").stat().st_size > 0
+
+
+@pytest.mark.slow
+@slow
+@shared
+def test_build_speed_tiny():
+    out = bench("build_speed.py", "--n", "16", "--rounds", "1", "--backends", "torch", "onnx")
+    assert "hindsight onnx" in out and "ratio" in out
+
+
+@pytest.mark.slow
+@slow
+@shared
+def test_incremental_tiny():
+    out = bench("incremental.py", "--n", "40", "--new-share", "0.05")
+    assert "rebuild / full build" in out and "2 embedded" in out
+
+
+@pytest.mark.slow
+@slow
+@shared
+def test_scoring_tiny():
+    out = bench("scoring.py", "--n", "12", "--requests", "2", "--batches", "1", "2", "--large", "8")
+    assert "HTTP overhead at batch 2" in out and "event loop stays free" in out

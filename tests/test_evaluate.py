@@ -1,0 +1,70 @@
+"""`hindsight evaluate` and `hindsight calibrate` on a tiny corpus through the real offline embedder."""
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from indexing.build import build_index
+from indexing.embedders import thetas
+from indexing.ingest import ingest_path
+from indexing.settings import get_settings
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "papers.jsonl"
+UNRELATED = ["A sourdough starter that rises faster in cold kitchens",
+             "Repairing cracked ceramic tiles with a two-part epoxy",
+             "Training a border collie to herd ducks"]
+
+
+@pytest.fixture
+def tiny(settings, minilm, tmp_path, monkeypatch):
+    """30 sample papers indexed with the real MiniLM; the CLI pointed at this HINDSIGHT_HOME."""
+    rows = [json.loads(line) for line in SAMPLE.read_text().splitlines()[:30]]
+    path = tmp_path / "papers.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ingest_path(path, db_path=settings.db_path)
+    build_index(settings, embedder=minilm, cutoff=date(2000, 1, 1), until=date(2100, 12, 31))
+    monkeypatch.setenv("HINDSIGHT_HOME", str(settings.home))
+    monkeypatch.setattr("service.cli.calibrate.load_embedder", lambda key, s, theta=None: minilm)
+    get_settings.cache_clear()
+    yield rows
+    get_settings.cache_clear()
+
+
+def run(args: list[str]) -> dict:
+    from service.cli import app
+
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_evaluate_titles_and_unsourced_ideas(tiny, tmp_path):
+    ideas = tmp_path / "ideas.jsonl"
+    lines = [{"id": r["id"], "text": r["title"], "source": r["id"]} for r in tiny[:10]]
+    lines += [{"id": f"u{i}", "text": t} for i, t in enumerate(UNRELATED)]
+    lines.append({"id": "gone", "text": "Anything at all", "source": "hs-9999"})
+    ideas.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    out = run(["evaluate", "--ideas", str(ideas), "--json"])
+    assert (out["ideas_in_file"], out["with_source"], out["without_source"], out["source_not_indexed"]) == (14, 10, 3, 1)
+    assert out["recall@20"] == 1.0 and out["recall@1"] >= 0.8 and out["recall@5"] >= out["recall@1"]
+    assert out["false_match_rate"] == 0.0  # cooking, tiles and dogs match no ML paper above theta
+    assert out["theta"] == pytest.approx(0.75) and out["model"] == "minilm"
+
+
+def test_calibrate_writes_curve_plot_and_registry(tiny, tmp_path):
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("".join(json.dumps({"id": r["id"], "text": r["title"], "paper_id": r["id"]}) + "\n"
+                             for r in tiny) + json.dumps({"text": "x", "paper_id": "nope"}) + "\n")
+    csv_path, png = tmp_path / "curve.csv", tmp_path / "curve.png"
+    out = run(["calibrate", "--pairs", str(pairs), "--paper-text", "abstract", "--target-precision", "0.9",
+               "--null", "--theta", "0.6", "--csv", str(csv_path), "--plot", str(png), "--write", "--json"])
+    assert out["counts"]["ideas_used"] == 30 and out["counts"]["unresolved_paper_ids"] == 1
+    pick = out["picked"]
+    assert pick["precision"] >= 0.9 and 0 < pick["recall"] <= 1
+    assert csv_path.read_text().startswith("theta,tp,fp,fn,precision,recall,f1,ideas_matched")
+    assert png.stat().st_size > 10_000
+    assert set(out["null"]["theta_percentiles"]) >= {"0.6", "0.75"}
+    assert thetas.registry_theta("minilm", home=Path(out["written"]["registry"]).parent) == pick["theta"]
