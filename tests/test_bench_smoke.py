@@ -36,6 +36,7 @@ def test_corpus_writes_pairs_and_ideas(tmp_path):
 @slow
 @shared
 def test_build_speed_tiny():
+    pytest.importorskip("onnxruntime", reason="the ONNX backend needs the [onnx] extra")
     out = bench("build_speed.py", "--n", "16", "--rounds", "1", "--backends", "torch", "onnx")
     assert "hindsight onnx" in out and "ratio" in out
 
