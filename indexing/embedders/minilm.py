@@ -53,6 +53,7 @@ def onnx_model(folder: Path, fingerprint: str, backend: str, export_dir: Path | 
         export_dir.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".minilm-onnx-", dir=export_dir))
         SentenceTransformer(str(folder), device="cpu", backend="onnx").save(str(tmp))
+        tmp.chmod(0o755)  # mkdtemp makes it private; the export is shared by every user of this home
         try:
             os.rename(tmp, target)
         except OSError:  # another process exported it meanwhile
