@@ -1,8 +1,11 @@
 """FastAPI application factory."""
 
+import json
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request, Response
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
 
 from indexing.db import migrate
@@ -10,6 +13,15 @@ from indexing.settings import Settings, get_settings
 from service.jobs import Jobs
 from service.routers import analysis, dashboard, health, index, judges, metrics, papers, runs, score
 from service.state import IndexHolder
+
+
+MULTIPART_SLACK = 64 * 1024  # boundaries and part headers around an upload of the allowed size
+
+
+async def validation_error(request: Request, exc: RequestValidationError) -> Response:
+    """FastAPI's 422, made ASCII: the echoed input may hold an unpaired surrogate, which UTF-8 cannot encode (a 500)."""
+    body = json.dumps({"detail": jsonable_encoder(exc.errors())}, ensure_ascii=True)
+    return Response(body, status_code=422, media_type="application/json")
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -22,8 +34,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         yield
         app.state.jobs.shutdown()
 
+    # the body limit is checked against Content-Length before anything is read: a "1 GB" header with a few bytes
+    # behind it is refused at once instead of holding a worker until the client gives up
     app = FastAPI(title="HindSight", version="0.1.0", lifespan=lifespan,
-                  description="Time-split, impact-grounded evaluation of research-idea generators.")
+                  description="Time-split, impact-grounded evaluation of research-idea generators.",
+                  max_body_size=settings.max_upload_bytes + MULTIPART_SLACK)
+    app.add_exception_handler(RequestValidationError, validation_error)
     app.state.settings = settings
     app.state.holder = IndexHolder(settings)
     app.state.jobs = Jobs()

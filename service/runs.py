@@ -22,7 +22,7 @@ def list_runs(session: Session) -> list[dict]:
 
 def find_run(session: Session, ref: str, system: str | None = None) -> Run:
     """A run by numeric id, or by label (with system when the label is ambiguous)."""
-    if ref.isdigit():
+    if ref.isascii() and ref.isdigit() and int(ref) < 2**63:  # '²' is a digit to isdigit(); SQLite ints are 64-bit
         run = session.get(Run, int(ref))
         if run:
             return run

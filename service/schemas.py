@@ -1,13 +1,26 @@
 """Request and response models of the scoring API."""
 
-from pydantic import BaseModel, Field, model_validator
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, Field, model_validator
+
+
+def _valid_unicode(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a JSON "\ud800" escape: it cannot be embedded or stored
+        raise ValueError("contains invalid Unicode (an unpaired surrogate escape)") from None
+    return value
+
+
+Text = Annotated[str, AfterValidator(_valid_unicode)]
 
 
 class IdeaIn(BaseModel):
-    id: str = Field(min_length=1, max_length=255, description="The caller's idea id.")
-    problem: str | None = None
-    method: str | None = None
-    text: str | None = Field(None, description="Free text, instead of problem + method.")
+    id: Text = Field(min_length=1, max_length=255, description="The caller's idea id.")
+    problem: Text | None = None
+    method: Text | None = None
+    text: Text | None = Field(None, description="Free text, instead of problem + method.")
 
     @model_validator(mode="after")
     def _has_text(self) -> "IdeaIn":
@@ -19,8 +32,8 @@ class IdeaIn(BaseModel):
 
 
 class ScoreRequest(BaseModel):
-    system: str = Field("default", min_length=1, max_length=255, description="The idea generator.")
-    run: str = Field("default", min_length=1, max_length=255, description="A label for this run of it.")
+    system: Text = Field("default", min_length=1, max_length=255, description="The idea generator.")
+    run: Text = Field("default", min_length=1, max_length=255, description="A label for this run of it.")
     ideas: list[IdeaIn] = Field(min_length=1)
     top_k: int | None = Field(None, ge=1, le=200)
 

@@ -10,6 +10,12 @@ from indexing.sources.dates import date_from_year, parse_date
 from indexing.sources.errors import RowInvalid
 
 
+MAX_COUNT = 2**31 - 1
+# CSV injection: '=' or '@' anywhere at the start, or '+'/'-' whose first token calls a function or a DDE link
+# ('+HYPERLINK(', '-2+3+cmd|'); a plain leading '-' ("-based methods") stays valid
+FORMULA = re.compile(r"[=@]|[+\-]\S*?(?:[A-Za-z_][\w.]*\(|[A-Za-z_]\w*\|)")
+
+
 @dataclass(frozen=True)
 class PaperRecord:
     paper_id: str
@@ -55,7 +61,15 @@ def text(value, field: str, *, required: bool = False, max_len: int = 100_000) -
         raise RowInvalid(field, f"is {len(value)} characters long; the limit is {max_len}")
     if "\x00" in value:
         raise RowInvalid(field, "contains a NUL character")
-    return " ".join(value.split()) if field == "title" else value.strip()
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a JSON "\ud800" escape: SQLite cannot store it
+        raise RowInvalid(field, "contains invalid Unicode (an unpaired surrogate escape)") from None
+    clean = " ".join(value.split()) if field == "title" else value.strip()
+    if FORMULA.match(clean):
+        raise RowInvalid(field, f"starts like a spreadsheet formula ({clean[:24]!r}); it would run as one when an "
+                                "export is opened in a spreadsheet")
+    return clean
 
 
 def count(value, field: str) -> int | None:
@@ -75,6 +89,8 @@ def count(value, field: str) -> int | None:
         raise RowInvalid(field, f"must be an integer, got {type(value).__name__}")
     if value < 0:
         raise RowInvalid(field, f"must not be negative, got {value}")
+    if value > MAX_COUNT:
+        raise RowInvalid(field, f"must be at most {MAX_COUNT}, got {value}")
     return value
 
 

@@ -2,7 +2,8 @@
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, HTTPException, Path, Query
+from pydantic import Field
 from fastapi.responses import PlainTextResponse, Response
 
 from service import plots
@@ -16,7 +17,9 @@ from service.deps import SessionDep
 
 router = APIRouter(prefix="/v1/analysis", tags=["analysis"])
 
-Runs = Annotated[list[int], Query(description="Run ids to include (repeat the parameter); all when absent.")]
+RowId = Annotated[int, Field(ge=1, le=2**63 - 1)]  # SQLite's integer range: larger values overflowed into a 500
+Runs = Annotated[list[RowId], Query(description="Run ids to include (repeat the parameter); all when absent.")]
+Seed = Annotated[int, Query(ge=0, le=2**63 - 1, description="Bootstrap seed.")]
 Systems = Annotated[list[str], Query(description="Systems to include (repeat the parameter); all when absent.")]
 GroupBy = Annotated[Literal["system", "run"], Query(description="Group ideas per system or per system/run.")]
 Format = Annotated[Literal["json", "csv"], Query(description="json, or csv for a flat table.")]
@@ -41,7 +44,7 @@ def _unprocessable(exc: AnalysisError) -> HTTPException:
 
 @router.get("/systems")
 def systems(session: SessionDep, runs: Runs = [], systems: Systems = [], group_by: GroupBy = "system",
-            n_resamples: Annotated[int, Query(ge=100, le=20000)] = 2000, seed: int = 0,
+            n_resamples: Annotated[int, Query(ge=100, le=20000)] = 2000, seed: Seed = 0,
             format: Format = "json", table: Literal["groups", "comparisons"] | None = None):
     """Per system: ideas, mean HindSight score with a bootstrap 95% CI, match rate, judge means; comparisons."""
     try:
@@ -108,7 +111,7 @@ def distribution_image(fmt: Literal["png", "svg"], session: SessionDep, runs: Ru
 
 
 @router.get("/ideas/{idea_pk}")
-def idea(idea_pk: int, session: SessionDep) -> dict:
+def idea(idea_pk: Annotated[int, Path(ge=1, le=2**63 - 1)], session: SessionDep) -> dict:
     """One idea with its score context, every retrieved paper (similarity, impact) and its judge scores."""
     try:
         return idea_detail(session, idea_pk=idea_pk)
