@@ -5,6 +5,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from sqlalchemy.exc import SQLAlchemyError
+
+from indexing.build import describe_error
 from indexing.ingest import IngestRejected, ingest_path
 from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings
 
@@ -30,6 +33,9 @@ def ingest(files: list[Path] = typer.Argument(..., exists=True, dir_okay=False, 
                 report = exc.report
                 if not json_out:
                     console.print(f"[bold red]rejected:[/] {exc}", highlight=False)
+            except (SQLAlchemyError, OSError) as exc:  # a full disk or a damaged database: its transaction rolled back
+                done = f"; the {len(reports)} file(s) before it were written" if reports else ""
+                fail(f"{path}: nothing written from this file ({describe_error(exc, settings.home)}){done}", 1)
         reports.append(report.as_dict())
         if not json_out and report.errors and skip_invalid:
             for e in report.errors:

@@ -254,13 +254,15 @@ def test_disk_full_during_build(template: Path, tmp_path: Path, live_server, min
         try:
             built = cli(home, "index", "build")
             during = httpx.post(f"{server.url}/v1/score", json={"ideas": [sample_ideas()[1]]}, timeout=120)
-            big = jsonl(synthetic_papers("fullingest", 200, rng))
-            try:
-                ingest_bytes(big, "big.jsonl", db_path=settings.db_path)
-            except Exception as exc:  # the disk is full: the file must be refused whole
-                ingest_failed = f"{type(exc).__name__}"
+            big = tmp_path / "big.jsonl"
+            big.write_bytes(jsonl(synthetic_papers("fullingest", 200, rng))[: 8 * 1024 * 1024])
+            ingested = cli(home, "ingest", str(big))
+            ingest_failed = " ".join(ingested.stderr.split())[-300:] if ingested.returncode else None
         finally:
             filler.unlink()
+        assert "Traceback" not in ingested.stderr, ingested.stderr[-2000:]
+        if ingested.returncode:
+            assert "nothing written" in ingest_failed and "disk is full" in ingest_failed, ingest_failed
         assert built.returncode == 1 and "Traceback" not in built.stderr, built.stderr
         text = " ".join(built.stderr.split())
         assert ("No space left" in text or "disk is full" in text) and "stays current" in text, text
