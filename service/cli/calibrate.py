@@ -117,7 +117,7 @@ def _plot(path: Path, curve: list[cal.CurvePoint], pick: cal.CurvePoint | None, 
         ax2.hist(null, bins=100, density=True, color="tab:grey", alpha=0.8)
         if pick:
             ax2.axvline(pick.theta, color="tab:red", linestyle=":",
-                        label=f"theta {pick.theta:.2f}: p{cal.null_percentile(null, pick.theta):.3f}")
+                        label=f"theta {pick.theta:.2f}: percentile {cal.null_percentile(null, pick.theta):.4f}")
             ax2.legend(fontsize=8)
         ax2.set_xlabel("cosine of random idea-paper pairs (null)")
         ax2.set_title(f"null distribution, {len(null):,} pairs", fontsize=9)
