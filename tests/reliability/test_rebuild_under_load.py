@@ -76,3 +76,39 @@ def test_rebuilds_under_load(tmp_path: Path, live_server):
     final = httpx.post(f"{url}/v1/score", json={"ideas": [ideas[0]]}, timeout=120).json()
     assert final["index_version"] == order[-1]
     assert TOKEN["Authorization"].split()[1] not in server.log_text()
+
+
+def test_holder_follows_a_pointer_that_moves_during_a_load(tmp_path: Path, monkeypatch):
+    """Two publishes while one load is in progress: the request waiting behind that load gets the newest."""
+    import threading
+
+    from indexing.settings import Settings
+    from indexing.versions import set_current
+    from service import state
+
+    settings = Settings(home=tmp_path / "home")
+    settings.indexes_dir.mkdir(parents=True)
+    loading, release = threading.Event(), threading.Event()
+
+    def slow_load(indexes_dir, version):
+        if version == "v0002":
+            loading.set()
+            release.wait(10)
+        return type("Loaded", (), {"version": version, "manifest": {}})()
+
+    monkeypatch.setattr(state, "load_version", slow_load)
+    holder = state.IndexHolder(settings)
+    set_current(settings.indexes_dir, "v0001")
+    holder.refresh()
+    set_current(settings.indexes_dir, "v0002")
+    first = threading.Thread(target=holder.refresh)
+    first.start()
+    assert loading.wait(10)
+    set_current(settings.indexes_dir, "v0003")
+    second = threading.Thread(target=holder.refresh)
+    second.start()
+    time.sleep(0.3)  # the second request is now waiting for the load lock
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert holder._loaded.version == "v0003"
