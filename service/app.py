@@ -11,11 +11,9 @@ from fastapi.staticfiles import StaticFiles
 from indexing.db import migrate
 from indexing.settings import Settings, get_settings
 from service.jobs import Jobs
+from service.limits import BodyLimit
 from service.routers import analysis, dashboard, health, index, judges, metrics, papers, runs, score
 from service.state import IndexHolder
-
-
-MULTIPART_SLACK = 64 * 1024  # boundaries and part headers around an upload of the allowed size
 
 
 async def validation_error(request: Request, exc: RequestValidationError) -> Response:
@@ -34,11 +32,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         yield
         app.state.jobs.shutdown()
 
-    # the body limit is checked against Content-Length before anything is read: a "1 GB" header with a few bytes
-    # behind it is refused at once instead of holding a worker until the client gives up
     app = FastAPI(title="HindSight", version="0.1.0", lifespan=lifespan,
-                  description="Time-split, impact-grounded evaluation of research-idea generators.",
-                  max_body_size=settings.max_upload_bytes + MULTIPART_SLACK)
+                  description="Time-split, impact-grounded evaluation of research-idea generators.")
+    app.add_middleware(BodyLimit, limit=settings.max_upload_bytes)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.state.settings = settings
     app.state.holder = IndexHolder(settings)
