@@ -1,7 +1,6 @@
 """Ingest: every format on real-shaped fixtures, dedup and upsert, and bad rows that write nothing."""
 
 from datetime import date
-from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select

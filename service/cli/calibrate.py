@@ -18,8 +18,9 @@ from indexing.embedders import join, load_embedder
 from indexing.embedders.thetas import SHIPPED, user_registry, write_entry
 from indexing.models import Paper
 from indexing.vectorindex.faiss_index import FaissIndex
-from indexing.versions import IndexDamaged, load_current
-from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings
+from service.cli.common import (
+    JsonOpt, console, current_index, fail, print_json, progress_bars, ready_settings,
+)
 
 IDEA_FIELDS = ("problem", "method", "text", "idea")
 
@@ -281,17 +282,8 @@ def evaluate(ideas_file: Path = typer.Option(..., "--ideas", exists=True, dir_ok
     """Retrieval quality of the current index: recall@1/5/20 of named sources, match and false-match rates."""
     settings = ready_settings()
     ideas = read_labelled(ideas_file, paper_fields=("source", "source_paper_id"), require_paper=False)
-    try:
-        loaded = load_current(settings.indexes_dir)
-    except IndexDamaged as exc:
-        fail(str(exc), 1)
-    if loaded is None:
-        fail("no index published yet: run `hindsight index build`", 1)
+    loaded, embedder = current_index(settings)
     m = loaded.manifest
-    embedder = load_embedder(m["model"], settings, theta=m["theta"])
-    if embedder.revision != m["revision"]:
-        fail(f"index {loaded.version} was built with revision {m['revision']}, this model is {embedder.revision}; "
-             "rebuild the index", 1)
     indexed = {p["paper_id"] for p in loaded.papers.values()}
     not_indexed = [i for i in ideas if i.papers and not any(p in indexed for p in i.papers)]
     usable = [i for i in ideas if not i.papers or any(p in indexed for p in i.papers)]

@@ -10,7 +10,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from indexing.db import migrate
+from indexing.embedders import Embedder, load_embedder
 from indexing.settings import Settings, get_settings
+from indexing.versions import IndexDamaged, LoadedIndex, load_current
 
 console = Console(stderr=True)
 JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON on stdout.")
@@ -48,3 +50,19 @@ def progress_bars(enabled: bool = True) -> Iterator:
             bars.update(tasks[stage], advance=advance, total=total)
 
         yield progress
+
+
+def current_index(settings: Settings) -> tuple[LoadedIndex, Embedder]:
+    """The current index version and the model that built it, or exit saying what to do."""
+    try:
+        loaded = load_current(settings.indexes_dir)
+    except IndexDamaged as exc:
+        fail(str(exc), 1)
+    if loaded is None:
+        fail("no index published yet: run `hindsight index build`", 1)
+    m = loaded.manifest
+    embedder = load_embedder(m["model"], settings, theta=m["theta"])
+    if embedder.revision != m["revision"]:
+        fail(f"index {loaded.version} was built with revision {m['revision']}, this model is {embedder.revision}; "
+             "rebuild the index", 1)
+    return loaded, embedder

@@ -8,9 +8,7 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from indexing.db import session_scope
-from indexing.embedders import load_embedder
-from indexing.versions import IndexDamaged, load_current
-from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings
+from service.cli.common import JsonOpt, console, current_index, fail, print_json, progress_bars, ready_settings
 from service.schemas import IdeaIn
 from service.scoring import context_of, score_ideas, store_scores
 
@@ -44,17 +42,7 @@ def score(ideas_file: Path = typer.Argument(..., exists=True, dir_okay=False, he
     """Score ideas against the current index and store them under the run."""
     settings = ready_settings()
     ideas = read_ideas(ideas_file)
-    try:
-        loaded = load_current(settings.indexes_dir)
-    except IndexDamaged as exc:
-        fail(str(exc), 1)
-    if loaded is None:
-        fail("no index published yet: run `hindsight index build`", 1)
-    m = loaded.manifest
-    embedder = load_embedder(m["model"], settings, theta=m["theta"])
-    if embedder.revision != m["revision"]:
-        fail(f"index {loaded.version} was built with revision {m['revision']}, this model is {embedder.revision}; "
-             "rebuild the index", 1)
+    loaded, embedder = current_index(settings)
     top_k = top_k or settings.top_k
     results = []
     with progress_bars(not json_out) as bars:
