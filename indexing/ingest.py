@@ -142,7 +142,7 @@ def upsert(session: Session, rec: PaperRecord) -> str:
 
 
 def ingest_bytes(data: bytes, name: str, *, db_path: Path, fmt: str = "auto", skip_invalid: bool = False,
-                 progress: Callable[[int], None] | None = None) -> IngestReport:
+                 progress: Callable[[str, int, int], None] | None = None) -> IngestReport:
     """Ingest one file. Raises IngestRejected (nothing written) on invalid rows unless skip_invalid."""
     report, records = collect(data, name, fmt)
     if report.errors and not skip_invalid:
@@ -152,7 +152,7 @@ def ingest_bytes(data: bytes, name: str, *, db_path: Path, fmt: str = "auto", sk
             outcome = upsert(session, rec)
             setattr(report, outcome, getattr(report, outcome) + 1)
             if progress:
-                progress(1)
+                progress("ingest", 1, len(records))
     report.written = bool(records)
     return report
 

@@ -24,10 +24,9 @@ def ingest(files: list[Path] = typer.Argument(..., exists=True, dir_okay=False, 
     reports, rejected = [], False
     for path in files:
         with progress_bars(not json_out) as bars:
-            step = (lambda n: bars("ingest", n, 0)) if bars else None
             try:
                 report = ingest_path(path, db_path=settings.db_path, fmt=format, skip_invalid=skip_invalid,
-                                     progress=step)
+                                     progress=bars)
             except IngestRejected as exc:
                 rejected = True
                 report = exc.report
