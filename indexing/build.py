@@ -165,7 +165,8 @@ def _hint(exc: BaseException) -> str:
     return "; free disk space under HINDSIGHT_HOME and build again" if full else ""
 
 
-def _start(settings: Settings, embedder: Embedder | None, model: str | None, theta: float | None) -> tuple[Embedder, int]:
+def _start(settings: Settings, embedder: Embedder | None, model: str | None,
+           theta: float | None) -> tuple[Embedder, int]:
     """Clear what killed builds left, load the model and record the build; a failure here (a full disk, a locked
     or damaged database) is a BuildFailed that says what happened."""
     try:

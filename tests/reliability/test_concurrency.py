@@ -18,7 +18,7 @@ from indexing.settings import Settings
 from indexing.versions import current_version, list_versions
 from tests.conftest import ROOT
 from tests.reliability.conftest import (
-    HINDSIGHT, SEED, TOKEN, cli, cli_env, jsonl, paper_lines, rebuild, sample_ideas, scale, seeded_server,
+    HINDSIGHT, SEED, TOKEN, cli, cli_env, jsonl, paper_lines, sample_ideas, scale, seeded_server,
     synthetic_papers, upload, wait_job, write_report,
 )
 
@@ -110,7 +110,7 @@ def test_scoring_while_ingesting_never_locks(tmp_path, live_server):
     server, _ = seeded_server(live_server, tmp_path / "home", lines=20)
     url, home = server.url, server.home
     rng = random.Random(SEED)
-    n_scores, n_uploads, n_inproc = scale(30, 150), scale(6, 30), scale(6, 30)
+    n_scores, n_uploads, n_inproc = scale(20, 150), scale(5, 30), scale(5, 30)
     deadline = time.monotonic() + scale(240, 900)
     answers: list[tuple[str, int, str]] = []
     lock = threading.Lock()

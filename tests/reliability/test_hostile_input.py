@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings as hsettings
 from schemathesis import GenerationMode
 
 from tests.reliability.conftest import (
-    FULL, LEAK, SEED, TOKEN, TOKEN_VALUE, paper_lines, sample_ideas, scale, seeded_server, upload, write_report,
+    FULL, LEAK, SEED, TOKEN, TOKEN_VALUE, scale, seeded_server, upload, write_report,
 )
 
 MAX_UPLOAD = 2_000_000

@@ -36,7 +36,6 @@ class Tally:
     completed: int = 0  # the process finished before its kill point
     corrupt: list[str] = field(default_factory=list)
     by_op: dict[str, int] = field(default_factory=lambda: {"ingest": 0, "build": 0})
-    last_events: dict[str, int] = field(default_factory=dict)
 
 
 def run_killpoint(home: Path, args: list[str], kill_at: int, count_file: Path, timeout: float = 600) -> int:
@@ -147,8 +146,11 @@ def test_sigkill_ingest_and_build(tmp_path: Path, live_server, minilm):
 
     tally = Tally()
     started = time.monotonic()
-    for k in range(KILLS):
-        op = "ingest" if k % 2 == 0 else "build"
+    k = 0
+    # a run can finish before its kill point (counts and timings vary): go on until KILLS kills, within a bound
+    while tally.kills < KILLS and tally.attempts < 3 * KILLS:
+        k += 1
+        op = "ingest" if tally.by_op["ingest"] <= tally.by_op["build"] else "build"
         if op == "ingest":
             files = fresh_files(f"k{k}")
             args = ["ingest", *(str(p) for p, _ in files)]
@@ -164,7 +166,7 @@ def test_sigkill_ingest_and_build(tmp_path: Path, live_server, minilm):
             code = run_killpoint(home, args, point, tmp_path / "killed.txt")
             where = f"event {point}/{events}"
         else:
-            delay = rng.uniform(0.1, seconds)
+            delay = rng.uniform(0.1, 0.9 * seconds)
             code = run_and_kill_after(home, args, delay)
             where = f"{delay:.2f}s/{seconds:.1f}s"
         if code == -signal.SIGKILL:
@@ -202,4 +204,4 @@ def test_sigkill_ingest_and_build(tmp_path: Path, live_server, minilm):
                                            "ingest_seconds": round(t_ingest, 1), "build_seconds": round(t_build, 1)},
                            "seed": SEED, "seconds": round(time.monotonic() - started, 1)})
     assert not tally.corrupt, tally.corrupt
-    assert tally.kills >= KILLS // 2, f"only {tally.kills} of {KILLS} attempts were killed"
+    assert tally.kills == KILLS, f"only {tally.kills} kills in {tally.attempts} attempts"
