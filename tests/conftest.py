@@ -39,36 +39,43 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, home: Path, token: str | None = "test-token", env: dict | None = None) -> None:
-        self.port = free_port()
+    """`uvicorn service.app:create_app` on a free loopback port, logging into home/server.log."""
+
+    def __init__(self, home: Path, token: str | None = "test-token", env: dict | None = None,
+                 log_level: str = "warning", start_timeout: float = 60) -> None:
+        home.mkdir(parents=True, exist_ok=True)
+        self.home, self.port = home, free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = home / "server.log"
-        home.mkdir(parents=True, exist_ok=True)
-        full_env = {**os.environ, "HINDSIGHT_HOME": str(home), **(env or {})}
-        full_env.pop("HINDSIGHT_ADMIN_TOKEN", None)
-        if token:
-            full_env["HINDSIGHT_ADMIN_TOKEN"] = token
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}
+        full_env |= {"HINDSIGHT_HOME": str(home), **({"HINDSIGHT_ADMIN_TOKEN": token} if token else {}), **(env or {})}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory", "--host", "127.0.0.1",
-             "--port", str(self.port), "--log-level", "warning"],
-            cwd=ROOT, env=full_env, stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
+             "--port", str(self.port), "--log-level", log_level],
+            cwd=ROOT, env=full_env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + start_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited: {self.log.read_text()[-2000:]}")
+                raise RuntimeError(f"server exited: {self.log_text()[-3000:]}")
             try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
                     return
             except httpx.HTTPError:
                 time.sleep(0.2)
-        raise RuntimeError("server did not start")
+        self.stop()
+        raise RuntimeError(f"server did not start within {start_timeout} s")
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(15)
 
 
 @pytest.fixture

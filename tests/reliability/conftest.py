@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import ROOT, free_port
+from tests.conftest import ROOT, Server
 
 FULL = os.environ.get("HINDSIGHT_RELIABILITY_FULL") == "1"
 SEED = int(os.environ.get("HINDSIGHT_RELIABILITY_SEED", "20260601"))
@@ -81,42 +81,12 @@ def cli_env(home: Path, token: str | None = None) -> dict:
     return env
 
 
-class LiveServer:
-    """`uvicorn service.app:create_app` on a free loopback port, logging at info into home/server.log."""
+class LiveServer(Server):
+    """The real server with the suite's admin token, logging at info (the access tests read the log)."""
 
     def __init__(self, home: Path, token: str | None = TOKEN_VALUE, env: dict | None = None) -> None:
-        home.mkdir(parents=True, exist_ok=True)
-        self.home, self.port = home, free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = home / "server.log"
-        full_env = cli_env(home, token) | (env or {})
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory", "--host", "127.0.0.1",
-             "--port", str(self.port), "--log-level", "info"],
-            cwd=ROOT, env=full_env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited: {self.log_text()[-3000:]}")
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        self.stop()
-        raise RuntimeError("server did not start within 120 s")
-
-    def log_text(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(15)
+        super().__init__(home, token=token, env={"COLUMNS": "200", "NO_COLOR": "1", **(env or {})},
+                         log_level="info", start_timeout=120)
 
 
 @pytest.fixture
