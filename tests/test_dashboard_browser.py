@@ -1,20 +1,14 @@
 """The dashboard in headless Chromium against the real server on a loopback port."""
 
-import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 import analysis_fixture as fx
+from tests.conftest import ROOT, Server
 
 CHROMIUM = "/usr/bin/chromium"
-ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
@@ -22,45 +16,13 @@ if not (Path(CHROMIUM).exists() or shutil.which("chromium")):
     pytest.skip("Debian chromium is missing (apt-get install -y chromium)", allow_module_level=True)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
     fx.build(home)
-    port = free_port()
-    env = {**os.environ, "HINDSIGHT_HOME": str(home)}
-    env.pop("HINDSIGHT_ADMIN_TOKEN", None)
-    log = open(home / "server.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory",
-                             "--host", "127.0.0.1", "--port", str(port)], cwd=ROOT, env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"server exited: {(home / 'server.log').read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("server did not start within 30 s")
-            time.sleep(0.2)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    srv = Server(home, token=None)
+    yield srv.url
+    srv.stop()
 
 
 def test_dashboard_shows_plot_and_quadrant_tables(server):
