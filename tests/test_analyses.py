@@ -219,3 +219,10 @@ def test_cli_analyze(store, tmp_path, monkeypatch):
         assert result.exit_code == 0 and "novelty" in result.output
     finally:
         get_settings.cache_clear()
+
+
+def test_csv_export_defuses_formula_text():
+    from service.analyses.export import to_csv
+
+    text = to_csv([{"idea_id": "=HYPERLINK(\"x\")", "title": "-2+3", "score": -0.5, "note": None}])
+    assert text.splitlines()[1] == '"\'=HYPERLINK(""x"")",\'-2+3,-0.5,'
