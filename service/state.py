@@ -21,6 +21,7 @@ class IndexHolder:
         self._failed: dict[str, str] = {}  # version -> why it was refused
         self._lock = threading.Lock()
         self._embedders: dict[tuple[str, str], Embedder] = {}
+        self._pointer_stamp: tuple[int, int] | None = None
 
     @property
     def indexes_dir(self) -> Path:
@@ -28,6 +29,7 @@ class IndexHolder:
 
     def refresh(self) -> None:
         """Follow the current pointer; a damaged version is refused and the previous one kept."""
+        self._forget_refusals_on_republish()
         wanted = current_version(self.indexes_dir)
         loaded = self._loaded
         if wanted is None or (loaded and loaded.version == wanted) or wanted in self._failed:
@@ -44,6 +46,17 @@ class IndexHolder:
             except Exception as exc:  # whatever is on disk, a request must never fail with a 500 for it
                 self._failed[wanted] = self._with_rollback_hint(
                     f"index version {wanted} cannot be loaded ({type(exc).__name__})", wanted)
+
+    def _forget_refusals_on_republish(self) -> None:
+        """A rewritten pointer (`hindsight index use`, a new build) gets a fresh try, e.g. after a repair."""
+        try:
+            st = (self.indexes_dir / CURRENT).stat()
+            stamp = (st.st_ino, st.st_mtime_ns)
+        except OSError:
+            stamp = None
+        if stamp != self._pointer_stamp:
+            self._pointer_stamp = stamp
+            self._failed.clear()
 
     def _with_rollback_hint(self, reason: str, refused: str) -> str:
         others = [v for v in list_versions(self.indexes_dir) if v != refused]

@@ -1,0 +1,34 @@
+"""The server's index holder: follows the pointer, refuses damaged versions, retries after a repair."""
+
+import shutil
+
+from indexing.build import build_index
+from indexing.ingest import ingest_bytes
+from indexing.versions import PAPERS, set_current
+from service.state import IndexHolder
+from tests.conftest import ROOT
+
+
+def test_refused_version_is_retried_when_republished_after_repair(settings, minilm, tmp_path):
+    lines = (ROOT / "data/papers.jsonl").read_text().splitlines()
+    ingest_bytes("\n".join(lines[:8]).encode(), "a.jsonl", db_path=settings.db_path)
+    v1 = build_index(settings, embedder=minilm).version
+    holder = IndexHolder(settings)
+    assert holder.current().version == v1
+
+    ingest_bytes("\n".join(lines[8:12]).encode(), "b.jsonl", db_path=settings.db_path)
+    v2 = build_index(settings, embedder=minilm).version
+    papers = settings.indexes_dir / v2 / PAPERS
+    shutil.copy(papers, tmp_path / "good")
+    papers.write_bytes(papers.read_bytes()[:-10])  # damaged after publishing
+    holder._loaded = None
+    set_current(settings.indexes_dir, v1)
+    assert holder.current().version == v1
+    set_current(settings.indexes_dir, v2)
+    assert holder.current().version == v1  # refused, the good one keeps serving
+    assert "checksum mismatch" in holder.warning()
+
+    shutil.copy(tmp_path / "good", papers)  # repaired; the refusal stands until the pointer is rewritten
+    assert holder.current().version == v1
+    set_current(settings.indexes_dir, v2)  # what `hindsight index use v2` does
+    assert holder.current().version == v2 and holder.warning() is None
