@@ -151,8 +151,6 @@ def run_size(n: int, n_queries: int, seed: int) -> list[dict]:
         hnsw.hnsw.efSearch = ef
         found, ms = timed_search(hnsw, queries)
         report("hnsw32-flat", f"efSearch={ef}", hnsw_build, hnsw_bytes, ms, recall_at_k(found, exact), flat_ms)
-    del hnsw, data
-    gc.collect()
     return rows
 
 
