@@ -26,6 +26,12 @@ TableOpt = typer.Option(None, "--table", help="Which table --csv writes (systems
                                                "quadrants: counts|ideas).")
 
 
+
+def _write_plot(path: Path | None, image: bytes | None) -> None:
+    if path and image:
+        path.write_bytes(image)
+        console.print(f"wrote {path}", highlight=False)
+
 def _fmt(x, digits: int = 3) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
@@ -68,9 +74,7 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
         _write_csv(csv_file, "systems", answer, table)
     except AnalysisError as exc:
         fail(str(exc))
-    if image:
-        plot.write_bytes(image)
-        console.print(f"wrote {plot}", highlight=False)
+    _write_plot(plot, image)
     if json_out:
         print_json(answer)
         return
@@ -142,9 +146,7 @@ def quadrants_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str =
                 image = plots.quadrant_plot(frame, {**meta, "counts": quadrant_counts(frame)}, fmt=fmt)
     except AnalysisError as exc:
         fail(str(exc))
-    if image:
-        plot.write_bytes(image)
-        console.print(f"wrote {plot}", highlight=False)
+    _write_plot(plot, image)
     if json_out:
         print_json(answer)
         return
