@@ -26,11 +26,11 @@ TableOpt = typer.Option(None, "--table", help="Which table --csv writes (systems
                                                "quadrants: counts|ideas).")
 
 
-
 def _write_plot(path: Path | None, image: bytes | None) -> None:
     if path and image:
         path.write_bytes(image)
         console.print(f"wrote {path}", highlight=False)
+
 
 def _fmt(x, digits: int = 3) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
