@@ -1,7 +1,7 @@
 """Ingest: validate, normalise, deduplicate and upsert papers, one transaction per file."""
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from sqlalchemy import select
@@ -94,8 +94,6 @@ def _dedupe_within_file(records: list[PaperRecord], report: IngestReport) -> lis
 
 def _merge(first: PaperRecord, later: PaperRecord) -> PaperRecord:
     """Keep the first row's identity; take the later row's newer citation count and missing identifiers."""
-    from dataclasses import replace
-
     return replace(first, citation_count=later.citation_count if later.citation_count is not None
                    else first.citation_count, doi=first.doi or later.doi, arxiv_id=first.arxiv_id or later.arxiv_id,
                    abstract=first.abstract or later.abstract)

@@ -1,5 +1,7 @@
 """Scoring ideas against a loaded index version, and storing the scores under a run."""
 
+from datetime import date
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -65,7 +67,7 @@ def store_scores(session: Session, *, system: str, label: str, ideas: list[IdeaI
             session.flush()
         row.score = Score(
             score=result.score, matched=result.matched, model=context.model, theta=context.theta,
-            index_version=context.index_version, cutoff=_date(context.cutoff), window_end=_date(context.window["end"]),
+            index_version=context.index_version, cutoff=date.fromisoformat(context.cutoff), window_end=date.fromisoformat(context.window["end"]),
             top_k=context.top_k,
             matches=[Match(rank=r, paper_id=m.paper_id, title=m.title, venue=m.venue, year=m.year,
                            citations=m.citations, similarity=m.similarity, impact=m.impact,
@@ -73,9 +75,3 @@ def store_scores(session: Session, *, system: str, label: str, ideas: list[IdeaI
         )
     session.flush()
     return run.id
-
-
-def _date(value: str):
-    from datetime import date
-
-    return date.fromisoformat(value)

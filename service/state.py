@@ -19,7 +19,8 @@ class IndexHolder:
         self.settings = settings
         self._loaded: LoadedIndex | None = None
         self._failed: dict[str, str] = {}  # version -> why it was refused
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards version loads
+        self._embedder_lock = threading.Lock()  # separate: scoring must not wait behind a version load
         self._embedders: dict[tuple[str, str], Embedder] = {}
         self._pointer_stamp: tuple[int, int] | None = None
 
@@ -107,7 +108,9 @@ class IndexHolder:
         """The model that built this version, loaded once; its revision must match the manifest's."""
         m = loaded.manifest
         key = (m["model"], m["revision"])
-        with self._lock:
+        if key in self._embedders:
+            return self._embedders[key]
+        with self._embedder_lock:
             if key not in self._embedders:
                 embedder = load_embedder(m["model"], self.settings, theta=m["theta"])
                 if embedder.revision != m["revision"]:

@@ -2,8 +2,9 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, Request, UploadFile
+from fastapi import APIRouter, HTTPException, Query, UploadFile
 from sqlalchemy import select
+from starlette.concurrency import run_in_threadpool
 
 from indexing.ingest import IngestRejected, ingest_bytes
 from indexing.models import Paper
@@ -29,21 +30,15 @@ def get_paper(paper_id: str, session: SessionDep) -> dict:
 
 
 @router.post("", dependencies=[AdminDep])
-async def ingest(request: Request, file: UploadFile, settings: SettingsDep,
+async def ingest(file: UploadFile, settings: SettingsDep,
                  format: Annotated[str, Query(pattern="^(auto|jsonl|csv|paperlists|openalex|s2)$")] = "auto",
                  skip_invalid: bool = False) -> dict:
     """Ingest an uploaded paper file with the CLI's rules: invalid rows reject the whole file unless skip_invalid."""
-    limit = settings.max_upload_bytes
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit + 1024 * 64:
-        raise HTTPException(413, f"upload of {declared} bytes exceeds the limit of {limit} bytes "
-                                 "(HINDSIGHT_MAX_UPLOAD_BYTES)")
+    limit = settings.max_upload_bytes  # the body as a whole is bounded by service.limits.BodyLimit
     data = await file.read(limit + 1)
     if len(data) > limit:
         raise HTTPException(413, f"upload exceeds the limit of {limit} bytes (HINDSIGHT_MAX_UPLOAD_BYTES)")
     name = file.filename or "upload"
-    from starlette.concurrency import run_in_threadpool
-
     try:
         report = await run_in_threadpool(ingest_bytes, data, name, db_path=settings.db_path, fmt=format,
                                          skip_invalid=skip_invalid)
