@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,40 +11,11 @@ from rich.console import Console
 from rich.table import Table
 
 from service.metrics import TASKS, MetricsInputError, Report, get_task, run_task
+from service.metrics.parsing import InputFileError, read_records
+from service.metrics.report import Compat, with_compat
 
 app = typer.Typer(help="Metrics of neighbouring benchmarks (InnoEval, SIQA, ReviewMT, novelty audit).",
                   no_args_is_help=True, pretty_exceptions_enable=False)
-
-
-class InputFileError(Exception):
-    """A file that cannot be read as JSON records; the message names the file and line."""
-
-
-def load_records(path: Path) -> tuple[list[Any], list[str]]:
-    """Records of a JSON array or JSONL file, and where each one is (`file line N` / `file item N`)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputFileError(f"{path}: cannot read: {error}") from error
-    if text.lstrip().startswith("["):
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise InputFileError(f"{path} line {error.lineno}: not valid JSON: {error.msg}") from error
-        if not isinstance(items, list):
-            raise InputFileError(f"{path}: expected a JSON array of objects, or one JSON object per line")
-        return items, [f"{path} item {i + 1}" for i in range(len(items))]
-    items, where = [], []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            items.append(json.loads(line))
-        except json.JSONDecodeError as error:
-            raise InputFileError(f"{path} line {number}: not valid JSON ({error.msg}); expected one JSON object "
-                                 "per line, or a JSON array") from error
-        where.append(f"{path} line {number}")
-    return items, where
 
 
 def _fail(message: str) -> None:
@@ -69,28 +40,46 @@ def _format(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
 
 
-def print_report(report: Report) -> None:
-    console = Console()
-    table = Table(title=f"{report.benchmark} / {report.task}  (n = {report.n})")
+def _metrics_table(metrics: dict[str, float | None], chance: dict[str, float]) -> Table:
+    table = Table()
     table.add_column("metric")
     table.add_column("value", justify="right")
-    table.add_column("chance", justify="right")
-    for name, value in report.metrics.items():
-        table.add_row(name, _format(value), _format(report.chance.get(name)))
-    console.print(table)
-    counts = Table(title="predictions and gold accounting")
-    counts.add_column("count")
-    counts.add_column("value", justify="right")
-    for name, value in report.counts.items():
-        counts.add_row(name, str(value))
-    console.print(counts)
+    if chance:
+        table.add_column("chance", justify="right")
+    for name, value in metrics.items():
+        table.add_row(name, _format(value), *([_format(chance.get(name))] if chance else []))
+    return table
+
+
+def _counts_table(counts: dict[str, int]) -> Table:
+    table = Table()
+    table.add_column("count")
+    table.add_column("value", justify="right")
+    for name, value in counts.items():
+        table.add_row(name, str(value))
+    return table
+
+
+def print_report(report: Report) -> None:
+    """Both blocks, the one `--compat` names first: strict (recommended) and the benchmark's reference rule."""
+    console = Console()
+    strict = [f"[bold]strict[/] (recommended): {report.benchmark} / {report.task}, n = {report.strict.n}; every "
+              "gold item in the denominator, failures counted wrong",
+              _metrics_table(report.strict.metrics, report.chance), "strict accounting",
+              _counts_table(report.counts)]
+    reference = [f"[bold]reference[/]: {report.reference.source}, n = {report.reference.n}",
+                 _metrics_table(report.reference.metrics, {}),
+                 "reference accounting (the counts behind the gap to strict)", _counts_table(report.reference.counts),
+                 f"reference rule: {report.reference.rule}"]
+    for part in (reference + strict if report.compat == "reference" else strict + reference):
+        console.print(part, highlight=False, soft_wrap=True) if isinstance(part, str) else console.print(part)
     for note in report.notes:
         console.print(f"note: {note}", highlight=False)
     console.print("How each metric and count was computed: run with --json (`counting`).", highlight=False)
 
 
 def run(benchmark: str, task: str, *, gold: list[Path], pred: Path, pred_after: Path | None = None,
-        as_json: bool = False, seed: int = 0, n_boot: int = 2000) -> None:
+        as_json: bool = False, seed: int = 0, n_boot: int = 2000, compat: Compat = "strict") -> None:
     """Load the files, score, print; any input problem ends with exit code 2 and a message naming where."""
     spec = get_task(benchmark, task)
     if spec is None:
@@ -103,13 +92,13 @@ def run(benchmark: str, task: str, *, gold: list[Path], pred: Path, pred_after: 
         gold_items: list[Any] = []
         places["gold"] = []
         for path in gold:
-            items, where = load_records(path)
+            items, where = read_records(path)
             gold_items += items
             places["gold"] += where
-        predictions, places["predictions"] = load_records(pred)
+        predictions, places["predictions"] = read_records(pred)
         after = None
         if spec.two_runs and pred_after is not None:
-            after, places["predictions_after"] = load_records(pred_after)
+            after, places["predictions_after"] = read_records(pred_after)
     except InputFileError as error:
         _fail(str(error))
     for name, paths in (("gold", gold), ("predictions", [pred]), ("predictions_after", [pred_after])):
@@ -120,37 +109,49 @@ def run(benchmark: str, task: str, *, gold: list[Path], pred: Path, pred_after: 
                           n_boot=n_boot)
     except MetricsInputError as error:
         _fail(_where(error, places))
+    report = with_compat(report, compat)
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
     else:
         print_report(report)
 
 
-GoldOpt = Annotated[list[Path], typer.Option("--gold", help="Gold file (JSON array or JSONL); repeat to join files.")]
-PredOpt = Annotated[Path, typer.Option("--pred", help="Predictions file (JSONL or JSON array).")]
+GoldOpt = Annotated[list[Path], typer.Option("--gold", help="Gold file (JSON array, JSONL or CSV); repeat to join "
+                                                            "files.")]
+PredOpt = Annotated[Path, typer.Option("--pred", help="Predictions file (JSONL, JSON array or CSV).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the JSON report instead of tables.")]
+
+
+class CompatChoice(str, Enum):
+    strict = "strict"
+    reference = "reference"
+
+
+CompatOpt = Annotated[CompatChoice, typer.Option(
+    "--compat", help="strict (default, recommended): every gold item counted, failures wrong; reference: the "
+                     "benchmark's own code's number first, to reproduce a leaderboard. Both are always reported.")]
 
 
 @app.command()
 def innoeval(task: Annotated[str, typer.Option(help="points | groups | pairs")], gold: GoldOpt, pred: PredOpt,
-             as_json: JsonOpt = False) -> None:
+             as_json: JsonOpt = False, compat: CompatOpt = CompatChoice.strict) -> None:
     """InnoEval: decisions (points), group best/ranking (groups), preferred idea (pairs: give easy and difficult
     files as two --gold)."""
-    run("innoeval", task, gold=gold, pred=pred, as_json=as_json)
+    run("innoeval", task, gold=gold, pred=pred, as_json=as_json, compat=compat.value)
 
 
 @app.command()
 def siqa(task: Annotated[str, typer.Option(help="u (multiple choice) | s (level logits)")], gold: GoldOpt,
-         pred: PredOpt, as_json: JsonOpt = False) -> None:
+         pred: PredOpt, as_json: JsonOpt = False, compat: CompatOpt = CompatChoice.strict) -> None:
     """SIQA: U accuracy by question type, S SRCC/PLCC per dimension."""
-    run("siqa", task, gold=gold, pred=pred, as_json=as_json)
+    run("siqa", task, gold=gold, pred=pred, as_json=as_json, compat=compat.value)
 
 
 @app.command()
 def reviewmt(gold: GoldOpt, pred: PredOpt, task: Annotated[str, typer.Option(help="review")] = "review",
-             as_json: JsonOpt = False) -> None:
+             as_json: JsonOpt = False, compat: CompatOpt = CompatChoice.strict) -> None:
     """ReviewMT: summary, review score and decision hit rates, score MAE, decision F1."""
-    run("reviewmt", task, gold=gold, pred=pred, as_json=as_json)
+    run("reviewmt", task, gold=gold, pred=pred, as_json=as_json, compat=compat.value)
 
 
 @app.command()
@@ -159,6 +160,7 @@ def novelty(task: Annotated[str, typer.Option(help="pairwise | pointwise | audit
                                                             help="Second run, for --task audit.")] = None,
             seed: Annotated[int, typer.Option(help="Bootstrap seed (audit).")] = 0,
             n_boot: Annotated[int, typer.Option(help="Bootstrap resamples (audit).", min=1)] = 2000,
-            as_json: JsonOpt = False) -> None:
+            as_json: JsonOpt = False, compat: CompatOpt = CompatChoice.strict) -> None:
     """Novelty judge: pairwise, pointwise, or the audit of two runs (flip rate, paired bootstrap CI)."""
-    run("novelty", task, gold=gold, pred=pred, pred_after=pred_after, as_json=as_json, seed=seed, n_boot=n_boot)
+    run("novelty", task, gold=gold, pred=pred, pred_after=pred_after, as_json=as_json, seed=seed, n_boot=n_boot,
+        compat=compat.value)

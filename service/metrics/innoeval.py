@@ -10,9 +10,9 @@ from statistics import fmean
 from typing import Any
 
 from service.metrics.classification import accuracy_and_macro_f1, confusion
-from service.metrics.parsing import MetricsInputError, align, check_records, get_id, get_path
+from service.metrics.parsing import MetricsInputError, align, check_records, first_copies, get_id, get_path
 from service.metrics.ranking import lis_match, lis_match_chance
-from service.metrics.report import Report, listed, make_report
+from service.metrics.report import Report, listed, make_report, reference_block
 
 BENCHMARK = "innoeval"
 LABELS = ("reject", "poster", "spotlight", "oral", "highlight")
@@ -107,6 +107,7 @@ def score_points(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mappin
                 "gold_duplicate_ids": listed(gold_duplicates), "gold_conflict_ids": listed(sorted(gold_conflicts))}
     return make_report(
         benchmark=BENCHMARK, task="points", n=len(ids), metrics=metrics,
+        reference=reference_points(gold, predictions),
         counts=alignment.counts() | {"invalid": len(invalid), "gold_duplicates": len(gold_duplicates),
                                      "gold_conflicts": len(gold_conflicts)},
         counting={
@@ -229,7 +230,7 @@ def score_groups(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mappin
     sizes = [group.size for group in groups.values()]
     invalid_any = set(invalid_best) | set(invalid_ranking)
     return make_report(
-        benchmark=BENCHMARK, task="groups", n=len(groups),
+        benchmark=BENCHMARK, task="groups", n=len(groups), reference=reference_groups(gold, predictions),
         metrics={"best_accuracy": fmean(best_hits), "lis_match": fmean(lis_scores),
                  "exact_order_accuracy": fmean(exact_hits)},
         chance={"best_accuracy": fmean(1 / size for size in sizes),
@@ -315,8 +316,11 @@ def read_pairs(gold: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Pair], list
 
 
 def read_pair_choice(item: Mapping[str, Any], a: str, b: str) -> str | None:
-    """The preferred paper id of a pair prediction: a paper id, or "A"/"B" read against its own a and b."""
+    """The preferred paper id of a pair prediction: a paper id (text or integer), or "A"/"B" read against its own
+    a and b."""
     value = item.get("prediction")
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)  # an integer paper id
     if not isinstance(value, str):
         return None
     text = value.strip()
@@ -362,6 +366,7 @@ def score_pairs(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping
     missing_scored = [key for key in alignment.missing if key in scored]
     return make_report(
         benchmark=BENCHMARK, task="pairs", n=len(scored), metrics=metrics,
+        reference=reference_pairs(gold, predictions),
         chance={name: 0.5 for name in metrics},
         counts={"missing": len(missing_scored), "duplicate": len(alignment.duplicate),
                 "duplicate_conflicting": len(alignment.conflicting),
@@ -383,3 +388,216 @@ def score_pairs(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping
                  "unknown_pairs": listed(alignment.unknown), "gold_duplicate_pairs": listed(gold_duplicates),
                  "gold_conflict_pairs": listed(gold_conflicts)},
     )
+
+
+# ------------------------------------------------------------------------------ reference (zjunlp/InnoEval)
+
+REFERENCE = "zjunlp/InnoEval"
+_REFERENCE_TIERS = ("oral", "spotlight", "poster", "reject")  # the reference's label_order, best first
+_EXACT_DECISIONS = {"accept (oral)": "oral", "oral": "oral", "accept (spotlight)": "spotlight",
+                    "spotlight": "spotlight", "accept (poster)": "poster", "poster": "poster", "reject": "reject",
+                    "reject.": "reject"}
+_FIRST_COPY = "a prediction id given more than once is read from its first copy"
+
+
+def reference_decision(value: Any) -> str | None:
+    """The reference's decision reader: an exact label, else the first tier word found as a substring."""
+    if value is None:
+        return None
+    text = str(value).strip().lower()
+    if text in _EXACT_DECISIONS:
+        return _EXACT_DECISIONS[text]
+    return next((tier for tier in _REFERENCE_TIERS if tier in text), None)
+
+
+def reference_points(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]):
+    """batch_pipeline.evaluate_accuracy: accuracy over the papers where both decisions read."""
+    answers = first_copies(_prediction_ids(predictions))
+    total = matched = missing = bad_prediction = bad_gold = 0
+    for record in gold:  # every gold line, repeats included, as the reference iterates its dataset
+        paper = str(record.get("paper_id") or record.get("id"))
+        if paper not in answers:
+            missing += 1
+            continue
+        label = reference_decision(record.get("decision"))
+        predicted = reference_decision(answers[paper].get("prediction"))
+        if label is None:
+            bad_gold += 1
+        elif predicted is None:
+            bad_prediction += 1
+        else:
+            total += 1
+            matched += label == predicted
+    return reference_block(
+        source=f"{REFERENCE} innoeval/pipeline/batch_pipeline.py evaluate_accuracy (with normalize_decision)",
+        rule="every gold line is evaluated (a repeated paper counts each time); a paper without a prediction "
+             "(a failed pipeline) is left out; a decision is read as an exact label or the first of oral, "
+             "spotlight, poster, reject found inside the text (so \"highlight\" and plain \"Accept\" read as "
+             "nothing and the paper is left out, and a non-text prediction is read as its text); accuracy = "
+             f"matched / evaluable, 0.0 when nothing is evaluable; {_FIRST_COPY}",
+        n=total, metrics={"accuracy": matched / total if total else 0.0},
+        counts={"gold_lines": len(gold), "evaluable": total, "matched": matched, "dropped_missing": missing,
+                "dropped_unreadable_prediction": bad_prediction, "dropped_unreadable_gold": bad_gold},
+        counting={"dropped_missing": "gold lines without a prediction: left out of the denominator",
+                  "dropped_unreadable_prediction": "predictions no tier can be read from: left out",
+                  "dropped_unreadable_gold": "gold decisions no tier can be read from (e.g. highlight): left out"})
+
+
+def _reference_group(record: Mapping[str, Any]) -> tuple[str, list[str]] | None:
+    """A gold group as the reference validates it: query id and paper ids in tier order, or None (skipped)."""
+    matches = record.get("matches")
+    if not isinstance(matches, Mapping):
+        return None
+    members: list[tuple[str, str]] = []
+    for key, match in matches.items():
+        if not isinstance(match, Mapping):
+            continue
+        paper = match.get("paper_internal_id") or match.get("paper_id") or match.get("id")
+        label = match.get("category") or match.get("label") or match.get("tag") or key
+        if paper:
+            members.append((str(paper), str(label).lower()))
+    if len(members) != 3:
+        return None
+    query = record.get("query") if isinstance(record.get("query"), Mapping) else {}
+    main = record.get("paper_id") or record.get("paperId") or query.get("paper_id")
+    labels = [label for _, label in members]
+    main_label = next((tier for tier in _REFERENCE_TIERS if tier not in labels), None)  # query's label inferred
+    if main_label is None or any(label not in _REFERENCE_TIERS for label in labels):
+        return None
+    by_label = dict([(label, paper) for paper, label in members] + [(main_label, str(main))])
+    if len(by_label) != 4:
+        return None
+    return str(main), [by_label[tier] for tier in _REFERENCE_TIERS]
+
+
+def _lcs(a: Sequence[int], b: Sequence[int]) -> int:
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) - 1, -1, -1):
+        for j in range(len(b) - 1, -1, -1):
+            table[i][j] = table[i + 1][j + 1] + 1 if a[i] == b[j] else max(table[i + 1][j], table[i][j + 1])
+    return table[0][0]
+
+
+def reference_index_list(ranking: Any, papers: Sequence[str]) -> tuple[list[int], bool]:
+    """The reference's ranking reader over paper ids: known ids once each, the rest appended in gold order."""
+    seen: list[int] = []
+    for paper in ranking if isinstance(ranking, list) else []:
+        index = papers.index(str(paper)) + 1 if str(paper) in papers else None
+        if index is not None and index not in seen:
+            seen.append(index)
+    filled = [index for index in range(1, len(papers) + 1) if index not in seen]
+    return seen + filled, bool(filled)
+
+
+def reference_groups(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]):
+    """group_evaluation.run_group_evaluation: best, exact rank and LCS over the groups it validates."""
+    answers = first_copies(_prediction_ids(predictions))
+    total = skipped = filled_missing = filled_best = filled_ranking = 0
+    best_matches = rank_matches = 0
+    lcs_total = 0.0
+    for record in gold:
+        group = _reference_group(record)
+        if group is None:
+            skipped += 1
+            continue
+        query, papers = group
+        present = query in answers
+        item = answers[query] if present else {}
+        filled_missing += not present
+        best = item.get("best")
+        if best is None:
+            filled_best += present
+            best_index = 1  # the reference's default for an absent best_idea_index: the gold best
+        else:
+            best_index = papers.index(str(best)) + 1 if str(best) in papers else 0
+        index_list, filled = reference_index_list(item.get("ranking"), papers)
+        filled_ranking += filled and present
+        total += 1
+        best_matches += best_index == 1
+        rank_matches += index_list == [1, 2, 3, 4]
+        lcs_total += _lcs(index_list, [1, 2, 3, 4]) / 4.0
+    metrics = ({"best_acc": best_matches / total, "rank_acc": rank_matches / total, "rank_lcs": lcs_total / total}
+               if total else {"best_acc": None, "rank_acc": None, "rank_lcs": None})
+    return reference_block(
+        source=f"{REFERENCE} innoeval/pipeline/group_evaluation.py run_group_evaluation / process_single_group",
+        rule="a gold group is used only with exactly three matches and the four labels oral, spotlight, poster, "
+             "reject (the query's label is inferred as the one its matches lack; highlight groups are skipped); "
+             "every gold line counts, repeats included; the reference presents the ideas in gold order and "
+             "defaults an absent answer to the gold one: a group without a prediction, or without `best`, gets "
+             "best = the gold best, and a ranking is read as its known paper ids once each with the missing "
+             "ones appended in gold order (an absent ranking is the gold order); a `best` outside the group is "
+             "wrong; rank_lcs = LCS(predicted, gold order) / 4; "
+             f"{_FIRST_COPY}; the reference raises when no group is usable (None here)",
+        n=total, metrics=metrics,
+        counts={"gold_lines": len(gold), "evaluated": total, "skipped_groups": skipped,
+                "filled_missing_prediction": filled_missing, "filled_best": filled_best,
+                "filled_ranking": filled_ranking},
+        counting={"skipped_groups": "gold lines the reference's validation skips (not three matches, not the "
+                                    "four labels)",
+                  "filled_missing_prediction": "groups without a prediction: scored as the gold answer",
+                  "filled_best": "predictions without `best`: best taken as the gold best",
+                  "filled_ranking": "predicted rankings completed with the missing papers in gold order"})
+
+
+def reference_priority(decision: Any) -> int:
+    """pair_evaluation.get_decision_priority: oral 4, spotlight 3, poster 2, reject 1, else 0 (substrings)."""
+    text = str(decision or "").lower()
+    return next((4 - rank for rank, tier in enumerate(_REFERENCE_TIERS) if tier in text), 0)
+
+
+def reference_pair_pick(item: Mapping[str, Any], a: str, b: str) -> str:
+    """The paper the reference reads from a prediction: a paper id, else A if the text is exactly "A", else B."""
+    value = item.get("prediction")
+    text = str(value).strip() if value is not None else ""
+    if text in (a, b):
+        return text
+    return a if text.upper() == "A" else b
+
+
+def reference_pairs(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]):
+    """pair_evaluation.run_pair_evaluation: accuracy over the pairs with an answer, ties as A."""
+    keyed = []
+    for index, item in enumerate(predictions):
+        a = get_id(item, "a", source="predictions", index=index)
+        b = get_id(item, "b", source="predictions", index=index)
+        keyed.append((pair_key(a, b), (a, b, item)))
+    answers = first_copies(keyed)
+    correct: dict[str, list[int]] = {}
+    missing = ties = read_as_b = 0
+    for record in gold:
+        a = str(record["paper_a"]["paper_id"])
+        b = str(record["paper_b"]["paper_id"])
+        key = pair_key(a, b)
+        if key not in answers:
+            missing += 1
+            continue
+        first, second, item = answers[key]
+        priority_a = reference_priority(record["paper_a"].get("decision"))
+        priority_b = reference_priority(record["paper_b"].get("decision"))
+        ties += priority_a == priority_b
+        truth = b if priority_b > priority_a else a
+        value = item.get("prediction")
+        text = str(value).strip() if value is not None else ""
+        read_as_b += text not in (first, second) and text.upper() not in ("A", "B")
+        hit = int(reference_pair_pick(item, first, second) == truth)
+        for level in ("all", _difficulty(record.get("difficulty"))):
+            correct.setdefault(level, []).append(hit)
+    metrics: dict[str, float | None] = {"accuracy": fmean(correct["all"]) if "all" in correct else None}
+    metrics |= {f"accuracy.{level}": fmean(hits) for level, hits in sorted(correct.items()) if level != "all"}
+    total = len(correct.get("all", []))
+    return reference_block(
+        source=f"{REFERENCE} innoeval/pipeline/pair_evaluation.py run_pair_evaluation (with "
+               "determine_better_paper and PairComparisonModule's answer normalisation)",
+        rule="every gold line counts, repeats included; a pair without a prediction (a failed comparison) is "
+             "left out; the gold winner is the higher of oral 4, spotlight 3, poster 2, reject 1 found in the "
+             "decision text (highlight is 0), a tie goes to paper A; an answer is A only when it is exactly \"A\" "
+             "after strip/upper, anything else is B (read against the prediction's own a and b; a paper id "
+             "names that paper); accuracy = correct / evaluated; accuracy.<difficulty> is the number the "
+             "reference prints for that file (it runs the easy and the difficult file separately); "
+             f"{_FIRST_COPY}; the reference raises when nothing is evaluated (None here)",
+        n=total, metrics=metrics,
+        counts={"gold_lines": len(gold), "evaluated": total, "dropped_missing": missing,
+                "gold_ties_scored_as_a": ties, "unreadable_read_as_b": read_as_b},
+        counting={"dropped_missing": "gold pairs without a prediction: left out of the denominator",
+                  "gold_ties_scored_as_a": "pairs whose two decisions have the same priority: A is the answer",
+                  "unreadable_read_as_b": "answers that are neither A, B nor a paper id: read as B"})

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -120,3 +125,127 @@ def align(gold_keys: Sequence[K], predictions: Sequence[tuple[K, V]], *, source:
                 continue
         result.matched[key] = found[0]
     return result
+
+
+# ----------------------------------------------------------------------------------------------- files
+
+
+class InputFileError(ValueError):
+    """A file that cannot be read as records; the message names the file, line and column."""
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _json_array(path: Path, text: str, start: int) -> tuple[list[Any], list[str]]:
+    """Elements of a JSON array, each with its position (`file item N (line L, column C)`)."""
+    decoder = json.JSONDecoder()
+    items: list[Any] = []
+    where: list[str] = []
+    position = start + 1
+    expect_item = True
+    while True:
+        while position < len(text) and text[position] in " \t\r\n":
+            position += 1
+        if position >= len(text):
+            line, column = _line_col(text, position)
+            raise InputFileError(f"{path} line {line} column {column}: not valid JSON: the array is not closed")
+        if text[position] == "]" and (not items or not expect_item):
+            break
+        if not expect_item:
+            if text[position] != ",":
+                line, column = _line_col(text, position)
+                raise InputFileError(f"{path} line {line} column {column}: not valid JSON: expected ',' or ']' "
+                                     f"after item {len(items)}")
+            position += 1
+            expect_item = True
+            continue
+        try:
+            item, end = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as error:
+            raise InputFileError(f"{path} line {error.lineno} column {error.colno}: not valid JSON "
+                                 f"(item {len(items) + 1}): {error.msg}") from error
+        line, column = _line_col(text, position)
+        items.append(item)
+        where.append(f"{path} item {len(items)} (line {line}, column {column})")
+        position = end
+        expect_item = False
+    trailing = text[position + 1:].strip()
+    if trailing:
+        line, column = _line_col(text, text.index(trailing[0], position + 1))
+        raise InputFileError(f"{path} line {line} column {column}: not valid JSON: text after the array")
+    return items, where
+
+
+def _csv_value(cell: str | None) -> Any:
+    """A CSV cell: empty is missing, a JSON number is a number, anything else stays text."""
+    if cell is None or not cell.strip():
+        return None
+    text = cell.strip()
+    if re.fullmatch(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?", text):
+        return json.loads(text)
+    return cell
+
+
+def _csv_records(path: Path, text: str) -> tuple[list[Any], list[str]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    items: list[Any] = []
+    where: list[str] = []
+    if reader.fieldnames is None:
+        return items, where
+    if len(set(reader.fieldnames)) != len(reader.fieldnames):
+        raise InputFileError(f"{path} line 1: the CSV header repeats a column: {reader.fieldnames}")
+    start = 2
+    try:
+        for row in reader:
+            if None in row:
+                raise InputFileError(f"{path} line {start}: more cells than the header has columns")
+            if any(cell is not None and cell.strip() for cell in row.values()):
+                items.append({key: _csv_value(cell) for key, cell in row.items()})
+                where.append(f"{path} line {start}")
+            start = reader.line_num + 1
+    except csv.Error as error:
+        raise InputFileError(f"{path} line {reader.line_num}: not valid CSV: {error}") from error
+    return items, where
+
+
+def read_records(path: Path) -> tuple[list[Any], list[str]]:
+    """Records of a JSON array, JSONL or CSV (by `.csv` suffix) file, and where each one is.
+
+    A UTF-8 byte-order mark (files saved by spreadsheet tools) is accepted; CRLF line ends too. Positions read
+    `file line N` (JSONL, CSV) or `file item N (line L, column C)` (JSON array, one line or pretty-printed).
+    """
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputFileError(f"{path}: cannot read: {error}") from error
+    if path.suffix.lower() == ".csv":
+        return _csv_records(path, text)
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        return _json_array(path, text, len(text) - len(stripped))
+    items, where = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            items.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            raise InputFileError(f"{path} line {number} column {error.colno}: not valid JSON ({error.msg}); "
+                                 "expected one JSON object per line, or a JSON array") from error
+        where.append(f"{path} line {number}")
+    return items, where
+
+
+def first_copies(predictions: Sequence[tuple[K, V]]) -> dict[K, V]:
+    """The first prediction of each key: the reference blocks' rule for a repeated prediction id.
+
+    The reference programs produce one answer per item and never read a file with repeats; taking the first
+    copy is this project's convention, stated in every reference block.
+    """
+    found: dict[K, V] = {}
+    for key, value in predictions:
+        found.setdefault(key, value)
+    return found

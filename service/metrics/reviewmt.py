@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
-from sklearn.metrics import mean_absolute_error
+import numpy as np
+from sklearn.metrics import f1_score, mean_absolute_error
 
 from service.metrics.classification import accuracy_and_macro_f1, confusion, positive_f1
-from service.metrics.parsing import MetricsInputError, align, check_records, get_id, get_path
-from service.metrics.report import Report, listed, make_report
+from service.metrics.parsing import MetricsInputError, align, check_records, first_copies, get_id, get_path
+from service.metrics.report import Report, listed, make_report, reference_block
 
 BENCHMARK = "reviewmt"
 DECISIONS = ("accept", "reject")
@@ -105,6 +107,7 @@ def score_reviews(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mappi
     predictions = check_records(predictions, source="predictions")
     decisions: dict[str, str] = {}
     ratings: dict[str, float] = {}
+    review_scores: dict[str, list[float]] = {}
     for index, record in enumerate(gold):
         paper = get_id(record, "id", source="gold", index=index)
         if paper in decisions:
@@ -116,13 +119,17 @@ def score_reviews(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mappi
                                     field="decision")
         decisions[paper] = decision
         rating = record.get("rating")
-        if rating is None and isinstance(record.get("scores"), list) and record["scores"]:
-            rating = fmean(record["scores"])
         if rating is not None:
-            if isinstance(rating, bool) or not isinstance(rating, (int, float)):
-                raise MetricsInputError(f"rating must be a number, got {rating!r}", source="gold", index=index,
-                                        field="rating")
-            ratings[paper] = float(rating)
+            ratings[paper] = _gold_number(rating, index=index, field="rating")
+        scores = record.get("scores")
+        if scores is not None:
+            if not isinstance(scores, list):
+                raise MetricsInputError(f"expected a list of numbers (one per reviewer), got {scores!r}",
+                                        source="gold", index=index, field="scores")
+            review_scores[paper] = [_gold_number(value, index=index, field=f"scores[{i}]")
+                                    for i, value in enumerate(scores)]
+            if rating is None and review_scores[paper]:
+                ratings[paper] = fmean(review_scores[paper])
 
     keyed = [(get_id(item, "id", source="predictions", index=i), item) for i, item in enumerate(predictions)]
     alignment = align(list(decisions), keyed,
@@ -135,6 +142,8 @@ def score_reviews(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mappi
     y_true: list[str] = []
     y_pred: list[str | None] = []
     invalid: list[str] = []
+    invalid_reviews: list[str] = []
+    reviews_without_gold = per_review = 0
     for paper, decision in decisions.items():
         y_true.append(decision)
         if paper not in alignment.matched:
@@ -144,14 +153,24 @@ def score_reviews(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mappi
         summary = item.get("summary")
         summaries += isinstance(summary, str) and bool(summary.strip())
         reviews = item.get("reviews")
+        if reviews is not None and not isinstance(reviews, list):
+            invalid_reviews.append(paper)
         reviews = reviews if isinstance(reviews, list) else []
         papers_without_reviews += not reviews
         reviews_generated += len(reviews)
-        for review in reviews:
+        own = review_scores.get(paper)
+        for position, review in enumerate(reviews):
             score = parse_score(_review_text(review))
-            if score is not None:
-                score_pred.append(score)
-                score_truth.append(ratings.get(paper, float("nan")))
+            if score is None:
+                continue
+            score_pred.append(score)
+            if own:  # each review against its own reviewer's gold score
+                truth = own[position] if position < len(own) else float("nan")
+                reviews_without_gold += position >= len(own)
+                per_review += position < len(own)
+            else:
+                truth = ratings.get(paper, float("nan"))
+            score_truth.append(truth)
         predicted = parse_decision(item.get("decision"))
         if predicted is None:
             invalid.append(paper)
@@ -176,18 +195,133 @@ def score_reviews(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mappi
         counts=alignment.counts() | {
             "invalid": len(invalid), "summaries": summaries, "reviews_generated": reviews_generated,
             "reviews_parsed": parsed_reviews, "reviews_scored": len(rated),
-            "papers_without_reviews": papers_without_reviews, "gold_rated_papers": len(ratings)},
+            "papers_without_reviews": papers_without_reviews, "gold_rated_papers": len(ratings),
+            "invalid_reviews": len(invalid_reviews), "reviews_scored_per_reviewer": per_review,
+            "reviews_without_gold": reviews_without_gold},
+        reference=reference_reviews(gold, keyed, decisions, review_scores, ratings),
         counting={
             "invalid": "prediction whose decision text gives no single decision: counted wrong. " + DECISION_RULE,
             "paper_hit_rate": "papers with a non-empty summary / n (a missing paper is a miss)",
             "review_hit_rate": "generated reviews with a parsable score / reviews_generated. " + SCORE_RULE,
             "decision_hit_rate": "papers with a parsable decision / n",
-            "score_mae": "mean absolute error over the parsed reviews (n = reviews_scored) against the gold rating "
-                         "of their paper (`rating`, or the mean of `scores`); papers without a gold rating add none",
+            "score_mae": "mean absolute error over the parsed reviews (n = reviews_scored): review i against "
+                         "the gold score of reviewer i (`scores`, reviews_scored_per_reviewer) when the gold gives "
+                         "per-review scores, else against the paper's `rating`; papers without gold scores add none",
+            "invalid_reviews": "predictions whose `reviews` is not a list (e.g. one string): read as no reviews, "
+                               "counted here and in papers_without_reviews",
+            "reviews_without_gold": "parsed reviews beyond the number of gold per-review scores: not in the MAE",
             "decision.f1_accept": "F1 with accept as the positive class; a missing or invalid decision is not accept",
             "decision.macro_f1": "unweighted mean of the F1 of accept and of reject",
         },
         details={"decision.confusion": confusion(y_true, y_pred, label_order=DECISIONS),
-                 "invalid_ids": listed(invalid), "missing_ids": listed(alignment.missing),
+                 "invalid_ids": listed(invalid), "invalid_reviews_ids": listed(invalid_reviews),
+                 "missing_ids": listed(alignment.missing),
                  "duplicate_ids": listed(alignment.duplicate), "unknown_ids": listed(alignment.unknown)},
     )
+
+
+def _gold_number(value: Any, *, index: int, field: str) -> float:
+    """A finite gold number; text such as "6", null or a boolean is an error naming the field."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise MetricsInputError(f"must be a number, got {value!r}", source="gold", index=index, field=field)
+    return float(value)
+
+
+# ------------------------------------------------------------------------ reference (chengtan9907/ReviewMT)
+
+REFERENCE = "chengtan9907/ReviewMT src/module/metric_module.py process_files"
+_REFERENCE_SCORE = re.compile(r"score: .{0,10}")
+
+
+def _reference_text(value: Any) -> str:
+    text = _review_text(value)
+    return ("" if text is None else str(text)).lower()
+
+
+def reference_review_score(review: Any) -> int | None:
+    """The first number within ten characters after "score: ", 1..10, or None (the reference's rule)."""
+    found = _REFERENCE_SCORE.findall(_reference_text(review))
+    digits = re.findall(r"\d+", found[0]) if found else []
+    value = int(digits[0]) if digits else None
+    return value if value is not None and 1 <= value <= 10 else None
+
+
+def reference_review_decision(decision: Any) -> int | None:
+    """1 when "accept" occurs more often than "reject" (substrings, any case), 0 when less, None when equal."""
+    text = _reference_text(decision)
+    accepts, rejects = len(re.findall("accept", text)), len(re.findall("reject", text))
+    return None if accepts == rejects else int(accepts > rejects)
+
+
+def reference_reviews(gold, keyed, decisions, review_scores, ratings):
+    """process_files: hit rates over the reference's turns, per-review MAE, decision F1 over decided papers."""
+    answers = first_copies(keyed)
+    missed = total_reviews = missed_reviews = total_decisions = missed_decisions = 0
+    absent = reviews_gold_unreadable = 0
+    errors: list[float] = []
+    gt_decisions: list[int] = []
+    pr_decisions: list[int] = []
+    for paper, decision in decisions.items():
+        if paper not in answers:
+            absent += 1  # no prediction file: skipped, not a miss
+            continue
+        item = answers[paper]
+        reviews = item.get("reviews") if isinstance(item.get("reviews"), list) else []
+        replies = [*reviews, *([item["decision"]] if item.get("decision") is not None else [])]
+        if not replies:
+            missed += 1
+            continue
+        own = review_scores.get(paper) or ([ratings[paper]] * len(reviews) if paper in ratings else None)
+        # The reference pairs the i-th predicted review with the i-th gold review (zip: the shorter decides).
+        for position, review in enumerate(reviews[: len(own)] if own is not None else reviews):
+            total_reviews += 1
+            if own is None:
+                reviews_gold_unreadable += 1  # the reference skips the turn after counting it: a hit
+                continue
+            score = reference_review_score(review)
+            if score is None:
+                missed_reviews += 1
+            else:
+                errors.append(abs(own[position] - score))
+        if item.get("decision") is not None:
+            total_decisions += 1
+            predicted = reference_review_decision(item["decision"])
+            if predicted is None:
+                missed_decisions += 1
+            else:
+                gt_decisions.append(int(decision == "accept"))
+                pr_decisions.append(predicted)
+    n = len(decisions)
+    f1 = float(f1_score(gt_decisions, pr_decisions, zero_division=0)) if gt_decisions else None
+    metrics = {
+        "paper_hit_rate": (n - missed) / n,
+        "review_hit_rate": (total_reviews - missed_reviews) / total_reviews if total_reviews else None,
+        "decision_hit_rate": (total_decisions - missed_decisions) / total_decisions if total_decisions else None,
+        "review_mae_mean": float(np.mean(errors)) if errors else None,
+        "review_mae_std": float(np.std(errors)) if errors else None,
+        "decision_f1": f1,
+    }
+    return reference_block(
+        source=REFERENCE,
+        rule="total is the number of gold papers (the reference's `total`; one version hard-codes 81); a paper "
+             "without a prediction is skipped and is NOT a miss, a prediction with no review and no decision "
+             "is a miss (paper_hit_rate = (total - missed) / total); the i-th predicted review is compared "
+             "with the i-th gold per-review score, as far as the shorter list goes (a paper with only a "
+             "`rating` uses it for every review; a paper without gold scores counts its reviews as hits); a "
+             "review score is the first number within ten characters after \"score: \" (lower case), 1..10, "
+             "else a missed review; a decision counts \"accept\" against \"reject\" substrings (\"not accepted\" "
+             "and \"acceptance\" are accept), a draw is a missed decision and is left out of decision_f1 "
+             "(sklearn f1_score, accept positive); non-text answers are read as their text; rates the reference "
+             "would divide by zero are None; the review metrics assume an ICLR-style set (the reference prints "
+             "0.0 for other datasets); a prediction id given more than once is read from its first copy",
+        n=len(gt_decisions), metrics=metrics,
+        counts={"gold_papers": n, "skipped_without_prediction": absent, "missed_papers": missed,
+                "total_reviews": total_reviews, "missed_reviews": missed_reviews,
+                "reviews_without_gold_score": reviews_gold_unreadable, "reviews_scored": len(errors),
+                "total_decisions": total_decisions, "missed_decisions": missed_decisions,
+                "decided": len(gt_decisions)},
+        counting={"skipped_without_prediction": "gold papers without a prediction: neither hit nor miss",
+                  "missed_papers": "predictions with no review and no decision",
+                  "total_reviews": "review turns compared (predicted reviews up to the gold's count)",
+                  "reviews_without_gold_score": "review turns whose gold has no score: counted as hits",
+                  "decided": "papers whose decision text has more of one word than the other: the F1's n"})

@@ -13,8 +13,8 @@ import numpy as np
 from scipy.special import softmax
 from scipy.stats import pearsonr, spearmanr
 
-from service.metrics.parsing import MetricsInputError, align, check_records, get_id, get_path
-from service.metrics.report import Report, listed, make_report
+from service.metrics.parsing import MetricsInputError, align, check_records, first_copies, get_id, get_path
+from service.metrics.report import Report, listed, make_report, reference_block
 
 BENCHMARK = "siqa"
 CHOICES = ("A", "B", "C", "D")
@@ -76,6 +76,7 @@ def score_understanding(gold: Sequence[Mapping[str, Any]], predictions: Sequence
     answers: dict[str, str] = {}
     types: dict[str, str | None] = {}
     n_choices: dict[str, int] = {}
+    allowed: dict[str, tuple[str, ...]] = {}
     for index, record in enumerate(gold):
         item = get_id(record, "id", source="gold", index=index)
         if item in answers:
@@ -90,18 +91,26 @@ def score_understanding(gold: Sequence[Mapping[str, Any]], predictions: Sequence
         if raw_type is not None and types[item] is None:
             raise MetricsInputError(f"unknown question type {raw_type!r} (expected one of {QUESTION_TYPES})",
                                     source="gold", index=index, field="type")
-        choices = record.get("choices")
-        if isinstance(choices, (list, dict)) and choices:
-            n_choices[item] = len(choices)
+        letters = _choice_letters(record.get("choices"), index=index)
+        if letters is not None:
+            if answer not in letters:
+                raise MetricsInputError(f"gold answer {answer!r} is not one of the item's own choices "
+                                        f"({', '.join(letters)})", source="gold", index=index, field="answer")
+            allowed[item] = letters
+            n_choices[item] = len(letters)
 
     keyed = [(get_id(item, "id", source="predictions", index=i), item) for i, item in enumerate(predictions)]
     alignment = align(list(answers), keyed, answer=lambda item: parse_choice(item.get("prediction")))
     correct: dict[str, float] = {}
     invalid: list[str] = []
+    out_of_range: list[str] = []
     for item, answer in answers.items():
         choice = None
         if item in alignment.matched:
             choice = parse_choice(alignment.matched[item][1].get("prediction"))
+            if choice is not None and item in allowed and choice not in allowed[item]:
+                out_of_range.append(item)
+                choice = None
             if choice is None:
                 invalid.append(item)
         correct[item] = float(choice == answer)
@@ -125,18 +134,42 @@ def score_understanding(gold: Sequence[Mapping[str, Any]], predictions: Sequence
         notes.append("no chance level: the gold does not give every question's `choices`")
     return make_report(
         benchmark=BENCHMARK, task="u", n=len(answers), metrics=metrics, chance=chance,
-        counts=alignment.counts() | {"invalid": len(invalid), "untyped": untyped},
+        counts=alignment.counts() | {"invalid": len(invalid), "out_of_range": len(out_of_range),
+                                     "untyped": untyped},
+        reference=reference_understanding(gold, predictions),
         counting={
-            "invalid": "answer with no clear choice: " + CHOICE_RULE,
+            "invalid": "answer with no clear choice, or a choice outside the item's own `choices`: " + CHOICE_RULE,
+            "out_of_range": "answers naming a letter beyond the item's `choices` (\"D\" on a two-choice question): "
+                            "counted wrong, part of invalid",
             "accuracy.type_mean": "plain mean of the per-type accuracies (types present in the gold)",
             "accuracy.type_weighted": "leaderboard weights: 0.2 yes-or-no + 0.3 what + 0.5 how",
             "untyped": "gold questions without a type: in the overall accuracy only",
         },
         details={"n_by_type": {kind: len(values) for kind, values in by_type.items()},
-                 "invalid_ids": listed(invalid), "missing_ids": listed(alignment.missing),
-                 "duplicate_ids": listed(alignment.duplicate), "unknown_ids": listed(alignment.unknown)},
+                 "invalid_ids": listed(invalid), "out_of_range_ids": listed(out_of_range),
+                 "missing_ids": listed(alignment.missing), "duplicate_ids": listed(alignment.duplicate),
+                 "unknown_ids": listed(alignment.unknown)},
         notes=notes,
     )
+
+
+def _choice_letters(choices: Any, *, index: int) -> tuple[str, ...] | None:
+    """The letters an item offers: A.. for a list of choices, the keys for an object keyed by letter."""
+    if choices is None:
+        return None
+    if isinstance(choices, list) and choices:
+        if len(choices) > len(CHOICES):
+            raise MetricsInputError(f"at most {len(CHOICES)} choices (A-D), got {len(choices)}", source="gold",
+                                    index=index, field="choices")
+        return CHOICES[: len(choices)]
+    if isinstance(choices, Mapping) and choices:
+        letters = tuple(str(key).strip().upper() for key in choices)
+        if not set(letters) <= set(CHOICES):
+            raise MetricsInputError(f"choice keys must be letters A-D, got {list(choices)}", source="gold",
+                                    index=index, field="choices")
+        return letters
+    raise MetricsInputError(f"expected a non-empty list (or an object keyed A-D), got {choices!r}", source="gold",
+                            index=index, field="choices")
 
 
 def expected_level(logits: Any) -> float | None:
@@ -217,6 +250,7 @@ def score_scoring(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mappi
     metrics["score"] = fmean(scores) if len(scores) == len(dimensions) else None
     return make_report(
         benchmark=BENCHMARK, task="s", n=len(truth), metrics=metrics, counts=counts,
+        reference=reference_scoring(truth, keyed),
         counting={
             "invalid": "items with a dimension whose logits are not exactly five finite numbers",
             "<dimension>.srcc/plcc": "Spearman / Pearson correlation between the gold score and the expected level "
@@ -228,3 +262,101 @@ def score_scoring(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mappi
         },
         details=details, notes=notes,
     )
+
+
+# ---------------------------------------------------------------------------- reference (commusim/SIQA-Eval)
+
+REFERENCE = "commusim/SIQA-Eval eval/eval_pipeline.py"
+_REFERENCE_TYPES = {"yes-or-no": "yes/no", "what": "what", "how": "how"}
+
+
+def reference_understanding(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]):
+    """evaluate_SIQA_U: exact letter after strip/upper, per type, weighted 0.2/0.3/0.5."""
+    answers = first_copies([(get_id(item, "id", source="predictions", index=i), item)
+                            for i, item in enumerate(predictions)])
+    correct = {kind: 0 for kind in _REFERENCE_TYPES.values()}
+    total = {kind: 0 for kind in _REFERENCE_TYPES.values()}
+    untyped = missing = lenient_only = 0
+    for record in gold:
+        kind = _REFERENCE_TYPES.get(normalise_type(record.get("type")) or "")
+        if kind is None:
+            untyped += 1
+            continue
+        item = str(record["id"]).strip()
+        truth = str(record["answer"]).strip().upper()
+        value = answers[item].get("prediction") if item in answers else None
+        missing += item not in answers
+        exact = (value if isinstance(value, str) else "" if value is None else str(value)).strip().upper()
+        total[kind] += 1
+        correct[kind] += exact == truth
+        lenient_only += exact != truth and parse_choice(value) == truth
+    accuracy = {kind: correct[kind] / total[kind] if total[kind] else 0.0 for kind in total}
+    metrics = {f"ACC_{kind}": value for kind, value in accuracy.items()}
+    metrics["SIQA_U_Score"] = 0.2 * accuracy["yes/no"] + 0.3 * accuracy["what"] + 0.5 * accuracy["how"]
+    return reference_block(
+        source=f"{REFERENCE} evaluate_SIQA_U",
+        rule="only questions typed yes/no, what or how are counted (this project's spellings such as "
+             "\"yes-or-no\" are mapped to the reference's \"yes/no\"); a prediction is right only when it equals "
+             "the gold letter after strip() and upper() (\"(B)\" or \"Answer: B\" is wrong); a missing prediction "
+             "is the empty string, so wrong and kept in the denominator; a non-text prediction is read as its "
+             "text (the reference would raise); a type without questions scores 0.0; no check against the "
+             f"item's `choices`; a prediction id given more than once is read from its first copy",
+        n=sum(total.values()), metrics=metrics,
+        counts={"gold_items": len(gold), "evaluated": sum(total.values()), "skipped_untyped": untyped,
+                "missing_counted_wrong": missing, "lenient_only_right": lenient_only},
+        counting={"skipped_untyped": "gold items without a yes/no, what or how type: not counted",
+                  "missing_counted_wrong": "items without a prediction: wrong (the empty answer)",
+                  "lenient_only_right": "answers the strict block's letter reader finds right and the "
+                                        "reference's exact comparison counts wrong"})
+
+
+def reference_scoring(truth: Mapping[str, Mapping[str, float]], keyed: Sequence[tuple[str, Mapping[str, Any]]]):
+    """evaluate_SIQA_S: SRCC/PLCC per dimension over the items with all four values."""
+    answers = first_copies(keyed)
+    pairs: dict[str, list[tuple[float, float]]] = {dimension: [] for dimension in DIMENSIONS}
+    incomplete = 0
+    for item, gold_scores in truth.items():
+        prediction = answers.get(item, {})
+        levels = {dimension: expected_level(prediction.get(dimension)) for dimension in DIMENSIONS}
+        values = [gold_scores.get("perception"), gold_scores.get("knowledge"), levels["perception"],
+                  levels["knowledge"]]
+        if any(value is None for value in values):
+            incomplete += 1
+            continue
+        for dimension in DIMENSIONS:
+            pairs[dimension].append((gold_scores[dimension], levels[dimension]))
+    n = len(pairs["perception"])
+    names = {"perception": ("Perceptual_SRCC", "Perceptual_PLCC", "Perceptual_Score"),
+             "knowledge": ("Knowledge_SRCC", "Knowledge_PLCC", "Factual_Score")}
+    metrics: dict[str, float | None] = {}
+    if n == 0:
+        metrics = {"SIQA_S_Score": 0.0, "Perceptual_Score": 0.0, "Factual_Score": 0.0}
+    else:
+        scores = []
+        for dimension, (srcc_name, plcc_name, score_name) in names.items():
+            srcc, plcc = _reference_correlations(pairs[dimension])
+            score = max((srcc + plcc) / 2, 0) * 100 if srcc is not None and plcc is not None else None
+            metrics |= {srcc_name: srcc, plcc_name: plcc, score_name: score}
+            scores.append(score)
+        metrics["SIQA_S_Score"] = None if None in scores else (scores[0] + scores[1]) / 2
+    return reference_block(
+        source=f"{REFERENCE} evaluate_SIQA_S",
+        rule="an item is used only when its gold perception and knowledge scores and both predicted levels "
+             "are present (an item missing any one of the four is dropped from both dimensions); the predicted "
+             "level is this project's expected level from the five logits; with no usable item every score "
+             "is 0.0; a correlation the reference would print as nan (a constant series, fewer than 2 items) "
+             "is None; a prediction id given more than once is read from its first copy",
+        n=n, metrics=metrics,
+        counts={"gold_items": len(truth), "evaluated": n, "dropped_incomplete": incomplete},
+        counting={"dropped_incomplete": "gold items without all four of gold perception, gold knowledge and "
+                                        "both predicted levels (missing or invalid logits): left out"})
+
+
+def _reference_correlations(pairs: list[tuple[float, float]]) -> tuple[float | None, float | None]:
+    if len(pairs) < 2:
+        return None, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        srcc = float(spearmanr([t for t, _ in pairs], [p for _, p in pairs])[0])
+        plcc = float(pearsonr([t for t, _ in pairs], [p for _, p in pairs])[0])
+    return (srcc if math.isfinite(srcc) else None), (plcc if math.isfinite(plcc) else None)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Query
 from pydantic import BaseModel, Field
 
 from service.metrics import TASKS, MetricsInputError, Report, get_task, run_task
+from service.metrics.report import Compat, with_compat
 
 router = APIRouter(prefix="/v1/metrics", tags=["metrics"])
 
@@ -35,16 +36,20 @@ def list_tasks() -> list[TaskInfo]:
 
 
 @router.post("/{benchmark}/{task}", response_model=Report)
-def compute_metrics(benchmark: str, task: str, body: MetricsRequest) -> Report:
-    """Score predictions against gold for one benchmark task."""
+def compute_metrics(benchmark: str, task: str, body: MetricsRequest,
+                    compat: Compat = Query("strict", description="strict (default, recommended) or reference: "
+                                                                 "which block `n` and `metrics` repeat; both "
+                                                                 "blocks are always in the answer")) -> Report:
+    """Score predictions against gold for one benchmark task: the strict and the reference block."""
     spec = get_task(benchmark, task)
     if spec is None:
         known = ", ".join(f"{b}/{t}" for b, t in TASKS)
         raise HTTPException(status_code=404, detail=f"unknown metrics task {benchmark}/{task}; known: {known}")
     try:
-        return run_task(spec, gold=body.gold, predictions=body.predictions,
-                        predictions_after=body.predictions_after, seed=body.seed, n_boot=body.n_boot)
+        report = run_task(spec, gold=body.gold, predictions=body.predictions,
+                          predictions_after=body.predictions_after, seed=body.seed, n_boot=body.n_boot)
     except MetricsInputError as error:
         loc = ["body", *(part for part in (error.source, error.index, error.field) if part is not None)]
         raise HTTPException(status_code=422,
                             detail=[{"loc": loc, "msg": str(error), "type": "value_error"}]) from error
+    return with_compat(report, compat)
