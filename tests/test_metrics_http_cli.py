@@ -117,7 +117,7 @@ def test_cli_errors_name_file_line_and_field_without_traceback(tmp_path):
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"id": "1", "decision": "accept"}\n\n{"id": 2,\n')
     result = runner.invoke(cli_app, ["metrics", "reviewmt", "--gold", str(gold), "--pred", str(broken)])
-    assert result.exit_code == 2 and f"{broken} line 3: not valid JSON" in result.output
+    assert result.exit_code == 2 and f"{broken} line 3 column 10: not valid JSON" in result.output
 
     result = runner.invoke(cli_app, ["metrics", "siqa", "--task", "x", "--gold", str(gold), "--pred", str(pred)])
     assert result.exit_code == 2 and "unknown task 'x' for siqa" in result.output

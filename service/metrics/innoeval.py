@@ -413,8 +413,11 @@ def reference_decision(value: Any) -> str | None:
 def reference_points(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]):
     """batch_pipeline.evaluate_accuracy: accuracy over the papers where both decisions read."""
     answers = first_copies(_prediction_ids(predictions))
-    total = matched = missing = bad_prediction = bad_gold = 0
+    total = matched = missing = bad_prediction = bad_gold = no_id = 0
     for record in gold:  # every gold line, repeats included, as the reference iterates its dataset
+        if not (record.get("paper_id") or record.get("id")):
+            no_id += 1  # the reference's loader skips a line whose id is falsy (e.g. the integer 0)
+            continue
         paper = str(record.get("paper_id") or record.get("id"))
         if paper not in answers:
             missing += 1
@@ -437,7 +440,8 @@ def reference_points(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Ma
              f"matched / evaluable, 0.0 when nothing is evaluable; {_FIRST_COPY}",
         n=total, metrics={"accuracy": matched / total if total else 0.0},
         counts={"gold_lines": len(gold), "evaluable": total, "matched": matched, "dropped_missing": missing,
-                "dropped_unreadable_prediction": bad_prediction, "dropped_unreadable_gold": bad_gold},
+                "dropped_unreadable_prediction": bad_prediction, "dropped_unreadable_gold": bad_gold,
+                "skipped_gold_without_id": no_id},
         counting={"dropped_missing": "gold lines without a prediction: left out of the denominator",
                   "dropped_unreadable_prediction": "predictions no tier can be read from: left out",
                   "dropped_unreadable_gold": "gold decisions no tier can be read from (e.g. highlight): left out"})
@@ -546,9 +550,10 @@ def reference_priority(decision: Any) -> int:
 
 
 def reference_pair_pick(item: Mapping[str, Any], a: str, b: str) -> str:
-    """The paper the reference reads from a prediction: a paper id, else A if the text is exactly "A", else B."""
+    """The paper the reference reads from a prediction: a paper id, else A if the text is exactly "A" or empty
+    (the module's default), else B."""
     value = item.get("prediction")
-    text = str(value).strip() if value is not None else ""
+    text = (str(value).strip() if value is not None else "") or "A"
     if text in (a, b):
         return text
     return a if text.upper() == "A" else b
@@ -577,7 +582,7 @@ def reference_pairs(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Map
         ties += priority_a == priority_b
         truth = b if priority_b > priority_a else a
         value = item.get("prediction")
-        text = str(value).strip() if value is not None else ""
+        text = (str(value).strip() if value is not None else "") or "A"
         read_as_b += text not in (first, second) and text.upper() not in ("A", "B")
         hit = int(reference_pair_pick(item, first, second) == truth)
         for level in ("all", _difficulty(record.get("difficulty"))):
@@ -590,9 +595,9 @@ def reference_pairs(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Map
                "determine_better_paper and PairComparisonModule's answer normalisation)",
         rule="every gold line counts, repeats included; a pair without a prediction (a failed comparison) is "
              "left out; the gold winner is the higher of oral 4, spotlight 3, poster 2, reject 1 found in the "
-             "decision text (highlight is 0), a tie goes to paper A; an answer is A only when it is exactly \"A\" "
-             "after strip/upper, anything else is B (read against the prediction's own a and b; a paper id "
-             "names that paper); accuracy = correct / evaluated; accuracy.<difficulty> is the number the "
+             "decision text (highlight is 0), a tie goes to paper A; an answer is A when it is exactly \"A\" "
+             "after strip/upper or empty (the module's default), anything else is B (read against the "
+             "prediction's own a and b; a paper id names that paper); accuracy = correct / evaluated; accuracy.<difficulty> is the number the "
              "reference prints for that file (it runs the easy and the difficult file separately); "
              f"{_FIRST_COPY}; the reference raises when nothing is evaluated (None here)",
         n=total, metrics=metrics,
