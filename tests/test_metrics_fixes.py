@@ -178,3 +178,10 @@ def test_cli_compat_reference_puts_the_reference_first(tmp_path):
     report = json.loads(runner.invoke(cli_app, [*base, "--compat", "reference", "--json"]).stdout)
     assert report["compat"] == "reference" and report["metrics"]["accuracy"] == 1.0
     assert report["strict"]["metrics"]["accuracy"] == 0.5 and report["n"] == 1 and report["strict"]["n"] == 2
+
+
+def test_csv_cells_keep_ids_with_leading_zeros_as_text(tmp_path):
+    path = tmp_path / "pred.csv"
+    path.write_text("id,prediction,score\n007,B,6.5\n12,,-1e3\n")
+    assert read_records(path)[0] == [{"id": "007", "prediction": "B", "score": 6.5},
+                                     {"id": 12, "prediction": None, "score": -1000.0}]

@@ -180,11 +180,11 @@ def _json_array(path: Path, text: str, start: int) -> tuple[list[Any], list[str]
 
 
 def _csv_value(cell: str | None) -> Any:
-    """A CSV cell: empty is missing, a JSON number is a number, anything else stays text."""
+    """A CSV cell: empty is missing, a JSON number is a number, anything else (ids such as "007") stays text."""
     if cell is None or not cell.strip():
         return None
     text = cell.strip()
-    if re.fullmatch(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?", text):
+    if re.fullmatch(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?", text):  # JSON's number grammar: "007" stays
         return json.loads(text)
     return cell
 
