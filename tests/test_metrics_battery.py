@@ -172,6 +172,11 @@ CASES = [
     Case("not-utf8", ["novelty", "--task", "pairwise"], NOVEL_GOLD, "é".encode("latin-1") + b"\n",
          ["{pred}: cannot read"], subprocess=True),
     Case("file-does-not-exist", ["novelty", "--task", "pairwise"], NOVEL_GOLD, None, ["{pred}: cannot read"]),
+    Case("markup-like-text-in-an-error", ["innoeval", "--task", "points"],
+         jsonl({"paper_id": "p1", "decision": "[/] [bold]maybe"}), jsonl({"id": "p1", "prediction": "oral"}),
+         ["{gold} line 1, field 'decision'", "[/] [bold]maybe"]),
+    Case("array-file-of-unrelated-ids", ["novelty", "--task", "pairwise"], NOVEL_GOLD,
+         json.dumps([{"id": "q9", "prediction": "A"}]), ["{pred}: none of the 1 prediction ids"], suffix=".json"),
     Case("csv-more-cells-than-header", ["siqa", "--task", "u"], SIQA_GOLD, "id,prediction\nq1,A,extra\n",
          ["{pred} line 2", "more cells than the header"], suffix=".csv"),
 ]

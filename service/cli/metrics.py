@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from service.metrics import TASKS, MetricsInputError, Report, get_task, run_task
@@ -19,17 +20,19 @@ app = typer.Typer(help="Metrics of neighbouring benchmarks (InnoEval, SIQA, Revi
 
 
 def _fail(message: str) -> None:
-    Console(stderr=True, highlight=False).print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    # The message quotes the user's data, which may look like console markup ("[/]").
+    Console(stderr=True, highlight=False).print(f"[bold red]error:[/] {escape(message)}", markup=True,
+                                                soft_wrap=True)
     raise typer.Exit(2)
 
 
-def _where(error: MetricsInputError, places: dict[str, list[str]]) -> str:
-    """The error's item as a file line when it came from a file, else its input name."""
+def _where(error: MetricsInputError, places: dict[str, list[str]], files: dict[str, list[Path]]) -> str:
+    """The error's item as a file position when it came from a file, else its files or its input name."""
     located = places.get(error.source or "")
     if located is not None and error.index is not None and error.index < len(located):
         prefix = located[error.index]
-    elif located:
-        prefix = located[0].rsplit(" ", 2)[0]
+    elif files.get(error.source or ""):
+        prefix = ", ".join(map(str, files[error.source or ""]))
     else:
         prefix = error.source or "input"
     field = f", field '{error.field}'" if error.field else ""
@@ -72,7 +75,10 @@ def print_report(report: Report) -> None:
                  "reference accounting (the counts behind the gap to strict)", _counts_table(report.reference.counts),
                  f"reference rule: {report.reference.rule}"]
     for part in (reference + strict if report.compat == "reference" else strict + reference):
-        console.print(part, highlight=False, soft_wrap=True) if isinstance(part, str) else console.print(part)
+        if isinstance(part, str):
+            console.print(part, highlight=False, soft_wrap=True)
+        else:
+            console.print(part)
     for note in report.notes:
         console.print(f"note: {note}", highlight=False)
     console.print("How each metric and count was computed: run with --json (`counting`).", highlight=False)
@@ -101,14 +107,15 @@ def run(benchmark: str, task: str, *, gold: list[Path], pred: Path, pred_after: 
             after, places["predictions_after"] = read_records(pred_after)
     except InputFileError as error:
         _fail(str(error))
-    for name, paths in (("gold", gold), ("predictions", [pred]), ("predictions_after", [pred_after])):
+    files = {"gold": gold, "predictions": [pred], "predictions_after": [pred_after] if pred_after else []}
+    for name, paths in files.items():
         if name in places and not places[name]:
             _fail(f"{', '.join(map(str, paths))}: no records (empty file)")
     try:
         report = run_task(spec, gold=gold_items, predictions=predictions, predictions_after=after, seed=seed,
                           n_boot=n_boot)
     except MetricsInputError as error:
-        _fail(_where(error, places))
+        _fail(_where(error, places, files))
     report = with_compat(report, compat)
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
