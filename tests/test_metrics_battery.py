@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from service.cli import app as cli_app
+from service.metrics import TASKS, MetricsInputError, run_task
 
 ROOT = Path(__file__).resolve().parents[1]
 BOM = "\ufeff"
@@ -270,3 +272,65 @@ def test_malformed_input_over_http_on_the_real_server(server_factory, tmp_path: 
         answer = client.post("/v1/metrics/novelty/pointwise", params={"compat": "leaderboard"}, json=body)
         assert answer.status_code == 422
     assert "Traceback" not in server.log_text()
+
+
+# ------------------------------------------------------------------ random records: input errors, never crashes
+
+VALUES = [None, True, 0, 1, 2, -3, 1.5, float("nan"), "", "A", "B", "tie", "oral", "Accept (Oral)", "Reject", "x1",
+          "y1", "p1", "Score: 6", "novel", "7", "[/]"]
+FIELDS = ["id", "paper_id", "a", "b", "label", "decision", "prediction", "answer", "type", "choices", "perception",
+          "knowledge", "scores", "rating", "reviews", "summary", "best", "ranking", "query", "matches", "paper_a",
+          "paper_b", "difficulty", "setting", "category", "paper_internal_id", "query_category", "text"]
+VALID = {  # one valid gold record and one valid prediction per task, to be damaged at random
+    ("innoeval", "points"): ({"paper_id": "p1", "decision": "Accept (Oral)"}, {"id": "p1", "prediction": "oral"}),
+    ("innoeval", "groups"): (GROUP, {"id": "q", "ranking": ["q", "s", "p", "r"]}),
+    ("innoeval", "pairs"): (PAIR, {"a": "1", "b": "2", "prediction": "B"}),
+    ("siqa", "u"): ({"id": "p1", "answer": "A", "type": "what"}, {"id": "p1", "prediction": "A"}),
+    ("siqa", "s"): ({"id": "p1", "perception": 3, "knowledge": 2},
+                    {"id": "p1", "perception": [0, 0, 1, 0, 0], "knowledge": [0, 1, 0, 0, 0]}),
+    ("reviewmt", "review"): ({"id": "p1", "decision": "accept", "scores": [6]},
+                             {"id": "p1", "reviews": ["Score: 6"], "decision": "accept"}),
+    ("novelty", "pairwise"): ({"id": "p1", "a": "x1", "b": "y1", "label": "A"}, {"id": "p1", "prediction": "A"}),
+    ("novelty", "pointwise"): ({"id": "p1", "label": "novel"}, {"id": "p1", "prediction": "novel"}),
+    ("novelty", "audit"): ({"id": "p1", "a": "x1", "b": "y1", "label": "A"}, {"id": "p1", "prediction": "A"}),
+}
+
+
+def random_value(rng, depth=0):
+    roll = rng.random()
+    if depth < 2 and roll < 0.15:
+        return [random_value(rng, depth + 1) for _ in range(rng.randint(0, 5))]
+    if depth < 2 and roll < 0.25:
+        return {key: random_value(rng, depth + 1) for key in rng.sample(FIELDS, rng.randint(0, 4))}
+    return rng.choice(VALUES)
+
+
+def damaged(rng, record):
+    record = dict(record)
+    for key in rng.sample(FIELDS, rng.randint(0, 6)):
+        record[key] = random_value(rng)
+    if record and rng.random() < 0.2:
+        record.pop(rng.choice(list(record)))
+    return record
+
+
+def test_random_records_give_input_errors_or_reports_never_a_crash():
+    rng = random.Random(20261201)
+    outcomes = {"report": 0, "input error": 0}
+    for _ in range(1500):
+        task = rng.choice(list(VALID))
+        gold_record, prediction = VALID[task]
+        gold = [damaged(rng, gold_record) if rng.random() < 0.5 else dict(gold_record)
+                for _ in range(rng.randint(1, 4))]
+        predictions = [damaged(rng, prediction) if rng.random() < 0.6 else dict(prediction)
+                       for _ in range(rng.randint(1, 5))]
+        after = [damaged(rng, prediction) for _ in range(rng.randint(1, 4))]
+        try:
+            report = run_task(TASKS[task], gold=gold, predictions=predictions, predictions_after=after, n_boot=20)
+        except MetricsInputError as error:
+            assert error.message and (error.source or error.field)
+            outcomes["input error"] += 1
+        else:
+            assert report.strict.n >= 1 and report.reference.n >= 0
+            outcomes["report"] += 1
+    assert min(outcomes.values()) > 200, outcomes

@@ -150,6 +150,11 @@ def test_scipy_paired_bootstrap_gives_the_loops_figures(n, n_boot, seed):
     assert new == pytest.approx(old, abs=2e-16)
 
 
+def test_paired_bootstrap_of_a_single_pair_is_its_difference():
+    assert paired_bootstrap(np.array([0.0]), np.array([1.0]), n_boot=50) == (1.0, 1.0) == \
+        loop_paired_bootstrap([0.0], [1.0], n_boot=50, seed=0)
+
+
 def test_four_pair_audit_interval_is_unchanged():
     gold = [{"id": f"p{i}", "a": f"x{i}", "b": f"y{i}", "label": "A"} for i in range(1, 5)]
     before = [{"id": f"p{i}", "prediction": v} for i, v in zip([1, 2, 3, 4], "AAAB")]

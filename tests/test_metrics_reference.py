@@ -11,10 +11,12 @@ computation of the project's rule (every gold item in the denominator, failures 
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import re
 import statistics
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -846,9 +848,6 @@ def test_novelty_audit_reference_bca_and_strict(seed):
 
 
 def innoeval_sample(name):
-    import json
-    from pathlib import Path
-
     path = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "innoeval" / name
     if not path.exists():
         pytest.skip(f"{path} not present")

@@ -597,8 +597,9 @@ def reference_pairs(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Map
              "left out; the gold winner is the higher of oral 4, spotlight 3, poster 2, reject 1 found in the "
              "decision text (highlight is 0), a tie goes to paper A; an answer is A when it is exactly \"A\" "
              "after strip/upper or empty (the module's default), anything else is B (read against the "
-             "prediction's own a and b; a paper id names that paper); accuracy = correct / evaluated; accuracy.<difficulty> is the number the "
-             "reference prints for that file (it runs the easy and the difficult file separately); "
+             "prediction's own a and b; a paper id names that paper); accuracy = correct / evaluated; "
+             "accuracy.<difficulty> is the number the reference prints for that file (it runs the easy and "
+             "the difficult file separately); "
              f"{_FIRST_COPY}; the reference raises when nothing is evaluated (None here)",
         n=total, metrics=metrics,
         counts={"gold_lines": len(gold), "evaluated": total, "dropped_missing": missing,

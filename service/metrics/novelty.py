@@ -249,6 +249,9 @@ def paired_bootstrap(before: np.ndarray, after: np.ndarray, *, n_boot: int = 200
     percentile interpolation (measured: at most 2e-16 apart).
     """
     before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+    if before.size == 1:  # every resample of one item is that item (scipy refuses a sample of one)
+        difference = float(after[0] - before[0])
+        return difference, difference
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a constant difference (e.g. n = 1) is a degenerate, valid interval
         result = bootstrap((before, after), _mean_difference, paired=True, vectorized=True, n_resamples=n_boot,
