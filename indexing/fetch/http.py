@@ -6,6 +6,7 @@ stops the fetch at once instead of hammering the service; so does a Retry-After 
 """
 
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -114,7 +115,7 @@ def error_text(resp: httpx.Response) -> str:
     try:
         body = resp.json()
     except ValueError:
-        text = " ".join(resp.text.split())
+        text = " ".join(re.sub(r"<[^>]*>", " ", resp.text).split())  # an HTML error page: its words
         return text[:200] or resp.reason_phrase
     if isinstance(body, dict):
         parts = [str(body[k]) for k in ("error", "message") if body.get(k)]

@@ -21,3 +21,9 @@ def save(raw_dir: Path, source: str, walk: str, name: str, body: bytes) -> Path:
 
 def load(path: Path) -> bytes:
     return gzip.decompress(path.read_bytes())
+
+
+def clear_debris(raw_dir: Path, source: str, walk: str) -> None:
+    """Temp files of a killed writer (the caller holds the walk's lock)."""
+    for tmp in (raw_dir / source / walk).glob(".*.tmp"):
+        tmp.unlink(missing_ok=True)

@@ -80,6 +80,7 @@ def run(settings: Settings, plan: Plan, *, restart: bool = False, progress: Prog
         if state is not None and state.done:
             return FetchResult(key, plan.source, state.as_dict(), already_done=True,
                                raw_dir=str(settings.raw_dir / plan.source / key))
+        raw.clear_debris(settings.raw_dir, plan.source, key)
         state = state or State(key=key, source=plan.source, query=plan.params,
                                started=datetime.now(timezone.utc).isoformat(timespec="seconds"))
         policy, pacer = Policy.from_settings(settings, plan.pace), Pacer(plan.pace)
