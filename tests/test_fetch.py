@@ -98,6 +98,7 @@ def test_openalex_recorded_first_and_end_page_verbatim(fast, replay):
     assert p1["cursor"] == cursor_for(1)
     state = result.as_dict()
     assert state["done"] and state["pages"] == 1 and state["records"] == 12 and adds_up(state)
+    assert state["without_abstract"] == 3  # null abstract_inverted_index: kept, counted
     # the recorded meta.count (429) describes the untrimmed walk: the mismatch is reported, not hidden
     assert state["total"] == 429 and "announced 429" in result.warning
     got = corpus(fast)
@@ -248,8 +249,10 @@ def test_s2_token_walk_with_recorded_429s(fast, replay, tmp_path):
     assert blank and all(got[pid][4] is None for pid in blank)  # venue "" with no publicationVenue: no venue
     by_year = [r for r in s2_records() if r["publicationDate"] is None and r["year"]]
     assert by_year and all(got[p["paperId"]][3] != "exact" for p in by_year)  # year-only: the rule is recorded
-    corpus_only = [r for r in s2_records() if set(r["externalIds"]) == {"CorpusId"} or "DOI" not in r["externalIds"]]
+    corpus_only = [r for r in s2_records() if set(r["externalIds"]) == {"CorpusId"}]
     assert corpus_only and all(isinstance(r["externalIds"]["CorpusId"], int) for r in corpus_only)
+    assert all(got[r["paperId"]][6] is None for r in corpus_only)  # CorpusId (an int) alone: kept, no DOI
+    assert state["without_abstract"] == sum(not r["abstract"] for r in s2_records()) > 0
 
 
 def test_s2_walk_cut_short_is_reported(fast, replay):

@@ -66,7 +66,9 @@ def read_page(body) -> Page:
     meta = body["meta"]
     count = meta.get("count")
     return Page(records=len(body["results"]), next_cursor=meta.get("next_cursor") or None,
-                total=count if isinstance(count, int) else None)
+                total=count if isinstance(count, int) else None,
+                without_abstract=sum(isinstance(w, dict) and not w.get("abstract_inverted_index")
+                                     for w in body["results"]))
 
 
 def _any_of(values) -> str:

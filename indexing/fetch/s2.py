@@ -38,7 +38,8 @@ def read_page(body) -> Page:
     if not isinstance(data, list):
         raise FetchError("Semantic Scholar page: 'data' is not a list")
     total = body.get("total")
-    return Page(records=len(data), next_cursor=body.get("token") or None, total=total if isinstance(total, int) else None)
+    return Page(records=len(data), next_cursor=body.get("token") or None, total=total if isinstance(total, int) else None,
+                without_abstract=sum(isinstance(p, dict) and not p.get("abstract") for p in data))
 
 
 def plan(settings: Settings, *, query: str | None = None, from_date: date | None = None, to_date: date | None = None,

@@ -24,6 +24,7 @@ class Page:
     records: int  # items in the page's list
     next_cursor: str | None
     total: int | None
+    without_abstract: int = 0  # records served with no abstract (kept with their title alone)
 
 
 @dataclass
@@ -116,6 +117,7 @@ def _one_page(settings: Settings, plan: Plan, client: httpx.Client, state: State
         return nxt
     nxt.pages += 1
     nxt.records += page.records
+    nxt.without_abstract += page.without_abstract
     nxt.cursor, nxt.done = page.next_cursor or None, not page.next_cursor
     path = raw.save(settings.raw_dir, plan.source, state.key, f"page-{nxt.pages:06d}", body)
     name = str(path.relative_to(settings.home))
