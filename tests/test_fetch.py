@@ -99,6 +99,7 @@ def test_openalex_recorded_first_and_end_page_verbatim(fast, replay):
     state = result.as_dict()
     assert state["done"] and state["pages"] == 1 and state["records"] == 12 and adds_up(state)
     assert state["without_abstract"] == 3  # null abstract_inverted_index: kept, counted
+    assert state["cost_usd"] == 0.0001  # meta.cost_usd of the recorded list page; the end page carries none
     # the recorded meta.count (429) describes the untrimmed walk: the mismatch is reported, not hidden
     assert state["total"] == 429 and "announced 429" in result.warning
     got = corpus(fast)
@@ -305,3 +306,12 @@ def test_openalex_year_only_padding_is_read_as_a_year(settings):
     from indexing.ingest import ingest_bytes
     ingest_bytes(json.dumps(record).encode(), "one.jsonl", db_path=settings.db_path, fmt="openalex")
     assert corpus(settings)["W2077467872"][2:4] == (date(2010, 7, 1), "year+july-1")
+
+
+def test_a_base_url_that_cannot_work_is_refused_at_once(fast):
+    with pytest.raises(ApiRejected, match="must start with http"):
+        run(fast, openalex.plan(fast, base_url="ftp://mirror.example/openalex"))
+    started = time.monotonic()
+    with pytest.raises(FetchError, match="gave up after 2 attempt"):  # nothing listens there: retried, then stops
+        run(fast.model_copy(update={"fetch_attempts": 2}), s2.plan(fast, base_url="http://127.0.0.1:9"))
+    assert time.monotonic() - started < 5

@@ -41,6 +41,7 @@ class State:
     pages: int = 0
     records: int = 0  # records the API returned, valid or not
     without_abstract: int = 0  # of those, served with a null or empty abstract
+    cost_usd: float = 0.0  # billed, as the API reports it
     total: int | None = None  # what the API says the walk holds
     counts: dict = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
     errors: list[str] = field(default_factory=list)  # the latest rejected rows, 'file:line: field ...'

@@ -75,8 +75,15 @@ class Pacer:
         self._last = time.monotonic()
 
 
+# transient transport failures; an unsupported scheme or a bad URL is not worth a second attempt
+TRANSIENT = (Retryable, httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError,
+             httpx.DecodingError)
+
+
 def make_client(settings: Settings, *, base_url: str, headers: dict[str, str] | None = None) -> httpx.Client:
     """The one client factory: base URL, timeout, User-Agent with the contact email, gzip."""
+    if not base_url.startswith(("http://", "https://")):
+        raise ApiRejected(f"base URL {base_url!r} must start with http:// or https://")
     agent = USER_AGENT + (f" mailto:{settings.contact_email}" if settings.contact_email else "")
     return httpx.Client(base_url=base_url.rstrip("/") + "/", timeout=settings.fetch_timeout,
                         headers={"User-Agent": agent, "Accept": "application/json", **(headers or {})},
@@ -157,12 +164,16 @@ def request_json(client: httpx.Client, method: str, path: str, *, policy: Policy
             on_retry(f"{where}: {_reason(state.outcome.exception())}", state.upcoming_sleep)
 
     retrying = Retrying(stop=stop_after_attempt(policy.attempts), wait=_wait(policy), reraise=True,
-                        retry=retry_if_exception_type((Retryable, httpx.TransportError)), before_sleep=before_sleep)
+                        retry=retry_if_exception_type(TRANSIENT), before_sleep=before_sleep)
     try:
         return retrying(attempt)
-    except (Retryable, httpx.TransportError) as exc:
+    except httpx.InvalidURL as exc:
+        raise ApiRejected(f"{where}: {exc}") from None
+    except TRANSIENT as exc:
         raise FetchError(f"{where}: gave up after {policy.attempts} attempt(s); last error: {_reason(exc)}. "
                          "Nothing from this page was written; run the same command again to resume." + hint) from None
+    except httpx.HTTPError as exc:  # not transient (an unsupported scheme, too many redirects)
+        raise ApiRejected(f"{where}: {_reason(exc)}") from None
 
 
 def _reason(exc: BaseException | None) -> str:

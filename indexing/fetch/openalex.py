@@ -64,11 +64,12 @@ def read_page(body) -> Page:
     if not isinstance(body, dict) or not isinstance(body.get("meta"), dict) or not isinstance(body.get("results"), list):
         raise FetchError("OpenAlex answered 200 without a {meta, results} list page")
     meta = body["meta"]
-    count = meta.get("count")
+    count, cost = meta.get("count"), meta.get("cost_usd")
     return Page(records=len(body["results"]), next_cursor=meta.get("next_cursor") or None,
                 total=count if isinstance(count, int) else None,
                 without_abstract=sum(isinstance(w, dict) and not w.get("abstract_inverted_index")
-                                     for w in body["results"]))
+                                     for w in body["results"]),
+                cost_usd=float(cost) if isinstance(cost, (int, float)) else 0.0)
 
 
 def _any_of(values) -> str:

@@ -9,7 +9,9 @@ import re
 from datetime import date
 
 from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 
+from indexing.build import describe_error
 from indexing.db import session_scope
 from indexing.fetch import openalex, raw, s2
 from indexing.fetch.http import FetchError, Pacer, Policy, make_client, request_json
@@ -95,8 +97,12 @@ def refresh_citations(settings: Settings, *, source: str, base_url: str | None =
             else:
                 counts, body = _s2_batch(client, batch, policy, pacer, on_retry)
             out["requests"] += 1
-            raw.save(settings.raw_dir, source, f"refresh-{taken.isoformat()}", f"batch-{number:06d}", body)
-            _store(settings, batch, counts, taken, out)
+            try:
+                raw.save(settings.raw_dir, source, f"refresh-{taken.isoformat()}", f"batch-{number:06d}", body)
+                _store(settings, batch, counts, taken, out)
+            except (SQLAlchemyError, OSError) as exc:
+                raise FetchError(f"refresh stopped at batch {number} ({describe_error(exc, settings.home)}); "
+                                 "that batch wrote nothing") from exc
             if progress:
                 progress("refresh", len(batch), out["requested"])
     return out

@@ -8,7 +8,9 @@ from datetime import date, datetime, timezone
 from urllib.parse import urljoin
 
 import httpx
+from sqlalchemy.exc import SQLAlchemyError
 
+from indexing.build import describe_error
 from indexing.fetch import checkpoint, raw
 from indexing.fetch.checkpoint import State
 from indexing.fetch.http import Classifier, FetchError, Pacer, Policy, describe, make_client, request_json
@@ -25,6 +27,7 @@ class Page:
     next_cursor: str | None
     total: int | None
     without_abstract: int = 0  # records served with no abstract (kept with their title alone)
+    cost_usd: float = 0.0  # what the API says the request cost (OpenAlex meta.cost_usd, 2026)
 
 
 @dataclass
@@ -90,7 +93,11 @@ def run(settings: Settings, plan: Plan, *, restart: bool = False, progress: Prog
             progress("fetch", state.records, state.total)
         with make_client(settings, base_url=plan.base_url, headers=plan.headers) as client:
             while not state.done:
-                state = _one_page(settings, plan, client, state, policy, pacer, progress, on_retry)
+                try:
+                    state = _one_page(settings, plan, client, state, policy, pacer, progress, on_retry)
+                except (SQLAlchemyError, OSError) as exc:  # a full disk, a locked or damaged database
+                    raise FetchError(f"fetch stopped ({describe_error(exc, settings.home)}); the failed page wrote "
+                                     "nothing; run the same command again to resume") from exc
                 result.requests += 1
         result.state = state.as_dict()
         if state.total is not None and state.records != state.total:
@@ -109,6 +116,7 @@ def _one_page(settings: Settings, plan: Plan, client: httpx.Client, state: State
                                   classify=plan.classify, on_retry=on_retry, hint=plan.hint)
     page = plan.read_page(body_obj)
     nxt = copy.deepcopy(state)
+    nxt.cost_usd = round(nxt.cost_usd + page.cost_usd, 6)
     if page.total is not None and page.records:  # an end page may describe something else (recorded: count 2)
         nxt.total = page.total
     if page.records == 0:  # the documented end (OpenAlex: results [] with next_cursor null), or a guard

@@ -68,7 +68,7 @@ def _walk(settings: Settings, plan: Plan, *, dry: bool, restart: bool, json_out:
                       "pages; --restart walks it again", highlight=False)
         return
     table = Table("field", "value", title=f"fetch {result.source} ({result.key})")
-    for key in ("pages", "records", "total", "without_abstract", "requests"):
+    for key in ("pages", "records", "total", "without_abstract", "requests", "cost_usd"):
         table.add_row(key, str(out[key]))
     for key, value in out["counts"].items():
         table.add_row(key, str(value))
