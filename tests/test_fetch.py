@@ -15,7 +15,6 @@ from indexing.fetch.walk import dry_run, run
 from indexing.ingest import ingest_path
 from indexing.models import Paper
 from indexing.settings import Settings
-from tests.conftest import SHARED_DATA
 from tests.fetch_replay import APIS, Replay, cursor_for, openalex_pages, recorded, s2_pages
 
 pytestmark = pytest.mark.skipif(not APIS.is_dir(), reason="needs ../shared/data/apis")
@@ -315,3 +314,15 @@ def test_a_base_url_that_cannot_work_is_refused_at_once(fast):
     with pytest.raises(FetchError, match="gave up after 2 attempt"):  # nothing listens there: retried, then stops
         run(fast.model_copy(update={"fetch_attempts": 2}), s2.plan(fast, base_url="http://127.0.0.1:9"))
     assert time.monotonic() - started < 5
+
+
+def test_s2_page_in_another_key_order_on_one_line_with_a_null_item(fast, replay):
+    """Ingest does not depend on the page's layout: keys reordered, compact, a null record, a U+2028 in a text."""
+    data = [dict(s2_records()[0], abstract="line\u2028separator inside"), None, s2_records()[1]]
+    page = json.dumps({"token": None, "data": data, "total": 3}, separators=(",", ":"), ensure_ascii=False)
+    r = replay(s2=[page.encode()])
+    result = run(fast, s2.plan(fast, base_url=r.url))
+    c = result.state["counts"]
+    assert (c["read"], c["inserted"], c["rejected"]) == (3, 2, 1)
+    assert result.state["errors"][0].endswith(":2: field '<json>': expected an object, got NoneType")
+    assert corpus(fast)[s2_records()[0]["paperId"]][1] == "line\u2028separator inside"

@@ -91,7 +91,7 @@ def plan(settings: Settings, *, from_date: date | None = None, to_date: date | N
     params = {"filter": ",".join(parts), "per_page": PER_PAGE}
     if search:
         params["search"] = search
-    return Plan(source="openalex", fmt="openalex", path="works", params=params, page_size=PER_PAGE,
+    return Plan(source="openalex", fmt="openalex", list_key="results", path="works", params=params, page_size=PER_PAGE,
                 pace=settings.openalex_pace, base_url=base_url or settings.openalex_url, read_page=read_page,
                 first_cursor="*", cursor_param="cursor", secret_params=secret_params(settings), classify=classify,
                 probe_params={"per_page": 1})

@@ -59,7 +59,7 @@ def plan(settings: Settings, *, query: str | None = None, from_date: date | None
         params["publicationTypes"] = ",".join(t.strip() for t in publication_types)
     if sort:
         params["sort"] = sort
-    return Plan(source="s2", fmt="s2", path="paper/search/bulk", params=params, page_size=PAGE_SIZE,
+    return Plan(source="s2", fmt="s2", list_key="data", path="paper/search/bulk", params=params, page_size=PAGE_SIZE,
                 pace=settings.s2_pace, base_url=base_url or settings.s2_url, read_page=read_page, first_cursor=None,
                 cursor_param="token", headers=headers(settings), classify=classify, probe_params={"fields": "paperId"},
                 total_is_estimate=True, hint="" if headers(settings) else NO_KEY_HINT)

@@ -1,6 +1,7 @@
 """Walk an API's pages to the end: one request, one raw file, one ingest transaction (with its checkpoint) per page."""
 
 import copy
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ class Plan:
     source: str
     fmt: str  # the ingest format of a page
     path: str
+    list_key: str  # where a page keeps its records: results (OpenAlex), data (Semantic Scholar)
     params: dict  # the query as sent, cursor excluded
     page_size: int
     pace: float
@@ -131,14 +133,18 @@ def _one_page(settings: Settings, plan: Plan, client: httpx.Client, state: State
     name = str(path.relative_to(settings.home))
 
     def within(session, report: IngestReport) -> None:
-        if report.read == 0:
-            raise FetchError(f"{name}: the page could not be read: {'; '.join(map(str, report.errors[:3]))}")
+        if report.read != page.records:  # every record the API sent is either stored or counted as rejected
+            raise FetchError(f"{name}: ingest read {report.read} of the page's {page.records} records: "
+                             f"{'; '.join(map(str, report.errors[:3]))}")
         for k in checkpoint.COUNTS:
             nxt.counts[k] += getattr(report, k)
         nxt.errors.extend(str(e) for e in report.errors)
         checkpoint.save(session, nxt)
 
-    ingest_bytes(body, name, db_path=settings.db_path, fmt=plan.fmt, skip_invalid=True, citations_at=today(),
+    # the page's records as JSONL, one per line: independent of the API's key order and layout, and an error's
+    # line is the record's position in the served list (ASCII escapes: no U+2028 can split a line)
+    records = "\n".join(json.dumps(item) for item in body_obj[plan.list_key]).encode()
+    ingest_bytes(records, name, db_path=settings.db_path, fmt=plan.fmt, skip_invalid=True, citations_at=today(),
                  within=within)
     if progress:
         progress("fetch", page.records, nxt.total or 0)
