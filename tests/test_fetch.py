@@ -2,6 +2,8 @@
 
 import gzip
 import json
+import subprocess
+import sys
 import time
 from datetime import date
 
@@ -15,6 +17,7 @@ from indexing.fetch.walk import dry_run, run
 from indexing.ingest import ingest_path
 from indexing.models import Paper
 from indexing.settings import Settings
+from tests.conftest import ROOT
 from tests.fetch_replay import APIS, Replay, cursor_for, openalex_pages, recorded, s2_pages
 
 pytestmark = pytest.mark.skipif(not APIS.is_dir(), reason="needs ../shared/data/apis")
@@ -326,3 +329,10 @@ def test_s2_page_in_another_key_order_on_one_line_with_a_null_item(fast, replay)
     assert (c["read"], c["inserted"], c["rejected"]) == (3, 2, 1)
     assert result.state["errors"][0].endswith(":2: field '<json>': expected an object, got NoneType")
     assert corpus(fast)[s2_records()[0]["paperId"]][1] == "line\u2028separator inside"
+
+
+def test_bench_fetch_walk_tiny():
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "fetch_walk.py"), "--pages", "2", "--per-page", "20",
+                           "--rounds", "1"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "ratio fetch/ingest" in proc.stdout and '"works": 40' in proc.stdout

@@ -12,7 +12,7 @@ def save(raw_dir: Path, source: str, walk: str, name: str, body: bytes) -> Path:
     final = folder / f"{name}.json.gz"
     tmp = folder / f".{name}.{os.getpid()}.tmp"
     with tmp.open("wb") as fh:
-        fh.write(gzip.compress(body, mtime=0))
+        fh.write(gzip.compress(body, compresslevel=6, mtime=0))  # gzip(1)'s default: level 9 costs 3x the time for 4%
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, final)
