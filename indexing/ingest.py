@@ -124,8 +124,10 @@ def upsert(session: Session, rec: PaperRecord, citations_at: date | None = None)
                           citations_at=taken))
         session.flush()
         return "inserted"
-    if rec.citation_count is not None and taken != paper.citations_at:
+    if taken is not None:
         paper.citations_at = taken  # a re-taken count is fresher even when unchanged; not a content change
+    elif rec.citation_count is not None and rec.citation_count != paper.citation_count:
+        paper.citations_at = None  # a file's count replaces it: taken on a day nobody knows
     changed = False
     keep_date = paper.date_rule == "exact" and rec.date_rule != "exact"
     for name in UPDATABLE:

@@ -65,6 +65,9 @@ def test_cli_dry_run_fetch_stop_and_refresh(tmp_path, replay):
     table = cli(home, "fetch", "s2", "--base-url", replay.url, "--from", "2023-06-01", "--to", "2025-12-31")
     assert table.returncode == 0 and "inserted" in table.stderr and "24" in table.stderr
 
+    walks = json.loads(cli(home, "fetch", "status", "--json").stdout)["walks"]
+    assert sorted((w["source"], w["done"], w["records"]) for w in walks) == [("openalex", True, 14), ("s2", True, 25)]
+
     bad = cli(home, "fetch", "s2", "--from", "June 2023")
     assert bad.returncode == 2 and "is not a date" in " ".join(bad.stderr.split())
 

@@ -142,3 +142,19 @@ def test_openalex_refresh_by_id_filter_and_doi(fast, minilm):
                                                            "undated": 0}
     finally:
         r.close()
+
+
+def test_citation_dates_through_ingest(fast):
+    """A fetched count carries its day; a file's equal count keeps it; a file's different count has no day."""
+    line = b'{"id": "p1", "title": "Dated Counts", "year": 2024, "citation_count": %d}\n'
+    ingest_bytes(line % 5, "f.jsonl", db_path=fast.db_path)
+    assert rows(fast)["p1"] == (5, None)
+    ingest_bytes(line % 6, "f.jsonl", db_path=fast.db_path, citations_at=OLD)
+    assert rows(fast)["p1"] == (6, OLD)
+    report = ingest_bytes(line % 6, "f.jsonl", db_path=fast.db_path)
+    assert rows(fast)["p1"] == (6, OLD) and report.unchanged == 1
+    ingest_bytes(line % 9, "f.jsonl", db_path=fast.db_path)
+    assert rows(fast)["p1"] == (9, None)
+    ingest_bytes(b'{"id": "p1", "title": "Dated Counts", "year": 2024}\n', "f.jsonl", db_path=fast.db_path,
+                 citations_at=today())
+    assert rows(fast)["p1"] == (9, None)  # no count in the record: neither the count nor its day changes

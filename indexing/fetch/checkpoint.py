@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from indexing.db import session_scope
@@ -58,6 +59,13 @@ def load(db_path: Path, key: str) -> State | None:
             return None
         return State(key=row.key, source=row.source, query=row.query, cursor=row.cursor, done=row.done,
                      started=row.started_at.isoformat(), **row.state)
+
+
+def all_states(db_path: Path) -> list[State]:
+    """Every walk this HINDSIGHT_HOME knows, newest first."""
+    with session_scope(db_path) as session:
+        keys = session.scalars(select(FetchCheckpoint.key).order_by(FetchCheckpoint.updated_at.desc())).all()
+    return [load(db_path, k) for k in keys]
 
 
 def save(session: Session, state: State) -> None:

@@ -8,7 +8,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from indexing.build import describe_error
 from indexing.fetch import openalex, s2
-from indexing.fetch.checkpoint import FetchBusy
+from indexing.fetch.checkpoint import FetchBusy, all_states
 from indexing.fetch.http import FetchError
 from indexing.fetch.refresh import refresh_citations
 from indexing.fetch.walk import Plan, dry_run, run
@@ -126,6 +126,22 @@ def fetch_s2(
                    venues=venue, fields_of_study=field_of_study, publication_types=publication_type, sort=sort,
                    base_url=base_url)
     _walk(settings, plan, dry=dry_run_, restart=restart, json_out=json_out)
+
+
+@app.command("status")
+def status(json_out: bool = JsonOpt) -> None:
+    """The walks this HINDSIGHT_HOME has started: query, pages, records, counts, done or where it stopped."""
+    settings = ready_settings()
+    states = [s.as_dict() for s in all_states(settings.db_path)]
+    if json_out:
+        print_json({"walks": states})
+        return
+    table = Table("walk", "query", "pages", "records", "total", "inserted", "rejected", "done", title="fetch walks")
+    for s in states:
+        query = " ".join(f"{k}={v}" for k, v in s["query"].items() if k != "fields")
+        table.add_row(s["key"], query, str(s["pages"]), str(s["records"]), str(s["total"]),
+                      str(s["counts"]["inserted"]), str(s["counts"]["rejected"]), "yes" if s["done"] else "no")
+    console.print(table)
 
 
 @refresh_app.command("citations")
