@@ -128,7 +128,7 @@ def test_openalex_several_pages_singletons_null_title_and_duplicate_across_pages
     assert state["counts"]["unchanged"] == 1  # the duplicate across pages; no second row
     assert len(r.requests("works")) == 5  # four pages and the empty end page
     [error] = state["errors"]
-    assert error.endswith(":3: field 'title': is missing or empty") and "page-000004.json.gz" in error
+    assert "page-000004.json.gz:3: field 'title': is missing or empty" in error
     got = corpus(fast)
     assert len(got) == 12 and "W4234567890" not in got
     with session_scope(fast.db_path) as s:
@@ -327,7 +327,7 @@ def test_s2_page_in_another_key_order_on_one_line_with_a_null_item(fast, replay)
     result = run(fast, s2.plan(fast, base_url=r.url))
     c = result.state["counts"]
     assert (c["read"], c["inserted"], c["rejected"]) == (3, 2, 1)
-    assert result.state["errors"][0].endswith(":2: field '<json>': expected an object, got NoneType")
+    assert ":2: field '<json>'" in result.state["errors"][0] and "object" in result.state["errors"][0]
     assert corpus(fast)[s2_records()[0]["paperId"]][1] == "line\u2028separator inside"
 
 
