@@ -100,12 +100,15 @@ def test_admin_jobs_fetch_and_refresh(tmp_path, replay, server_factory):
     failed = finish(httpx.post(f"{srv.url}/v1/papers/fetch", json={"source": "openalex"}, headers=ADMIN).json())
     assert failed["status"] == "failed" and "daily budget is exhausted" in failed["error"]
 
-    started = httpx.post(f"{srv.url}/v1/papers/fetch", json={"source": "openalex"}, headers=ADMIN)
+    started = httpx.post(f"{srv.url}/v1/papers/fetch", json={"source": "openalex", "venues": ["NeurIPS"]},
+                         headers=ADMIN)
     assert started.status_code == 202
     job = finish(started.json())
     assert job["status"] == "succeeded", job
     assert job["progress"] == {"stage": "fetch", "done": 14, "total": 14}
     assert job["result"]["counts"]["inserted"] == 12 and job["result"]["done"]
+    assert job["result"]["venues"][0]["id"] == "S4306420609"
+    assert "primary_location.source.id:S4306420609" in replay.requests("works")[-1]["params"]["filter"]
     paper = httpx.get(f"{srv.url}/v1/papers/W4235089722").json()
     assert paper["citations_at"] is not None and paper["citation_count"] == 22
 

@@ -94,6 +94,9 @@ def fetch_openalex(
         json_out: bool = JsonOpt) -> None:
     """Walk OpenAlex works (cursor paging, 200 a page) into the store, one transaction per page."""
     settings = ready_settings()
+    if not json_out and not openalex.secret_params(settings).get("api_key"):
+        console.print("[yellow]note:[/] HINDSIGHT_OPENALEX_API_KEY is not set; since 2026-02-13 OpenAlex needs a "
+                      "(free) key, and without one the daily allowance is about 100 list requests", highlight=False)
     ids = list(source_id)
     if venue:
         try:
@@ -122,6 +125,9 @@ def fetch_s2(
         json_out: bool = JsonOpt) -> None:
     """Walk Semantic Scholar's /paper/search/bulk (token paging, 1000 a page) into the store."""
     settings = ready_settings()
+    if not json_out and not s2.headers(settings):
+        console.print("[yellow]note:[/] HINDSIGHT_S2_API_KEY is not set: requests share Semantic Scholar's "
+                      "unauthenticated pool and will meet 429s", highlight=False)
     plan = s2.plan(settings, query=query, from_date=_date(from_date, "--from"), to_date=_date(to_date, "--to"),
                    venues=venue, fields_of_study=field_of_study, publication_types=publication_type, sort=sort,
                    base_url=base_url)

@@ -36,7 +36,7 @@ class FetchRequest(BaseModel):
     topics: list[str] = Field([], max_length=100, description="OpenAlex topic ids.")
     concepts: list[str] = Field([], max_length=100, description="OpenAlex concept ids.")
     source_ids: list[str] = Field([], max_length=100, description="OpenAlex venue source ids.")
-    venues: list[str] = Field([], max_length=100, description="S2 venue names.")
+    venues: list[str] = Field([], max_length=100, description="Venue names (OpenAlex: resolved to source ids).")
     fields_of_study: list[str] = Field([], max_length=20, description="S2 fields of study.")
     types: list[str] = Field([], max_length=20, description="OpenAlex work types / S2 publication types.")
     restart: bool = False
@@ -52,14 +52,18 @@ class RefreshRequest(BaseModel):
 @router.post("/fetch", dependencies=[AdminDep], status_code=202)
 def fetch(req: FetchRequest, settings: SettingsDep, jobs: JobsDep) -> dict:
     """Walk an API into the store in the background (resumes from its checkpoint); poll GET /v1/jobs/{id}."""
-    if req.source == "openalex":
+    def run(progress) -> dict:
+        if req.source == "s2":
+            plan = s2.plan(settings, query=req.search, from_date=req.from_date, to_date=req.to_date,
+                           venues=req.venues, fields_of_study=req.fields_of_study, publication_types=req.types)
+            return run_walk(settings, plan, restart=req.restart, progress=progress).as_dict()
+        resolved = openalex.resolve_venues(settings, req.venues) if req.venues else []
         plan = openalex.plan(settings, from_date=req.from_date, to_date=req.to_date, search=req.search,
-                             topics=req.topics, concepts=req.concepts, source_ids=req.source_ids, types=req.types)
-    else:
-        plan = s2.plan(settings, query=req.search, from_date=req.from_date, to_date=req.to_date, venues=req.venues,
-                       fields_of_study=req.fields_of_study, publication_types=req.types)
-    return jobs.submit(f"fetch-{req.source}",
-                       lambda progress: run_walk(settings, plan, restart=req.restart, progress=progress).as_dict())
+                             topics=req.topics, concepts=req.concepts, types=req.types,
+                             source_ids=[*req.source_ids, *(v["id"] for v in resolved)])
+        return run_walk(settings, plan, restart=req.restart, progress=progress).as_dict() | {"venues": resolved}
+
+    return jobs.submit(f"fetch-{req.source}", run)
 
 
 @router.post("/refresh-citations", dependencies=[AdminDep], status_code=202)
