@@ -214,8 +214,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(503, b"<html><body><h1>503 Service Unavailable</h1></body></html>", "text/html")
         elif name == "400":
             self._send(400, recorded_bytes("openalex/error_400_bad_filter.json"))
-        elif name == "403":
+        elif name == "403":  # Semantic Scholar's bad key
             self._send(403, json.dumps({"message": "Forbidden"}).encode())
+        elif name == "403-slow-down":  # OpenAlex's documented per-second limit answer
+            self._send(403, json.dumps({"error": "Rate limit exceeded; slow down"}).encode())
+        elif name == "401":  # OpenAlex without a key (recorded on /rate-limit, 2026)
+            self._send(401, json.dumps({"error": "Invalid or missing API key", "message": "API key not found"}).encode())
         elif name == "reset":  # RST instead of an answer
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.connection.close()

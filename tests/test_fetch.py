@@ -137,7 +137,8 @@ def test_openalex_several_pages_singletons_null_title_and_duplicate_across_pages
 
 
 @pytest.mark.parametrize("faults", [
-    ["429-retry-after:1"], ["429"], ["503"], ["reset"], ["truncate"], ["truncate-short"], ["slow:1.5"],
+    ["429-retry-after:1"], ["429"], ["403-slow-down"], ["503"], ["reset"], ["truncate"], ["truncate-short"],
+    ["slow:1.5"],
     ["503", "reset", "truncate", "429", "slow:1"],
 ], ids=lambda f: "+".join(f))
 def test_openalex_faults_end_in_the_complete_corpus(fast, replay, tmp_path, faults):
@@ -202,6 +203,21 @@ def test_bad_filter_400_is_not_retried(fast, replay):
     with pytest.raises(ApiRejected, match="DOESNTEXIST is not a valid field"):
         run(fast, openalex.plan(fast, base_url=r.url, extra_filter="DOESNTEXIST:1"))
     assert len(r.requests("works")) == 1
+
+
+def test_missing_openalex_key_401_says_which_setting(fast, replay):
+    r = replay(openalex=openalex_pages(oa_records(), per_page=4))
+    r.fault("works", 0, "401")
+    with pytest.raises(ApiRejected, match="API key not found: set HINDSIGHT_OPENALEX_API_KEY"):
+        run(fast, openalex.plan(fast, base_url=r.url))
+    assert len(r.requests("works")) == 1
+
+
+def test_s2_no_hits_page_without_data_ends_the_walk(fast, replay):
+    r = replay(s2=[b'{"total": 0, "offset": 0}'])  # recorded for /paper/search: no data key at all
+    result = run(fast, s2.plan(fast, base_url=r.url))
+    assert result.state["done"] and result.state["records"] == 0 and result.warning is None
+    assert len(r.requests("paper/search/bulk")) == 1 and corpus(fast) == {}
 
 
 def test_a_finished_walk_is_not_walked_again_unless_restarted(fast, replay):
