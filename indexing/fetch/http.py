@@ -145,7 +145,9 @@ def _wait(policy: Policy) -> Callable[[RetryCallState], float]:
 def request_json(client: httpx.Client, method: str, path: str, *, policy: Policy, pacer: Pacer,
                  params: dict | None = None, json_body=None, classify: Classifier | None = None,
                  on_retry: Callable[[str, float], None] | None = None, hint: str = "") -> tuple[object, bytes]:
-    """The parsed JSON body and its bytes as served, after retries; raises a FetchError subclass when it stops."""
+    """The parsed JSON body and its bytes as served, after retries; raises a FetchError subclass when it stops.
+
+    hint is added to the message when the request gives up still throttled (429)."""
     where = describe(method, path, params)
 
     def attempt() -> tuple[object, bytes]:
@@ -170,8 +172,10 @@ def request_json(client: httpx.Client, method: str, path: str, *, policy: Policy
     except httpx.InvalidURL as exc:
         raise ApiRejected(f"{where}: {exc}") from None
     except TRANSIENT as exc:
+        throttled = isinstance(exc, Retryable) and str(exc).startswith("429")
         raise FetchError(f"{where}: gave up after {policy.attempts} attempt(s); last error: {_reason(exc)}. "
-                         "Nothing from this page was written; run the same command again to resume." + hint) from None
+                         "Nothing from this page was written; run the same command again to resume."
+                         + (hint if throttled else "")) from None
     except httpx.HTTPError as exc:  # not transient (an unsupported scheme, too many redirects)
         raise ApiRejected(f"{where}: {_reason(exc)}") from None
 
