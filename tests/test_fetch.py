@@ -1,11 +1,14 @@
 """Fetching from OpenAlex and Semantic Scholar against a loopback server replaying their recorded bodies, with faults."""
 
+import functools
 import gzip
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import date
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -62,17 +65,20 @@ def corpus(settings: Settings) -> dict[str, tuple]:
                 for p in s.scalars(select(Paper))}
 
 
-def clean_walk(tmp_path, pages_kwargs: dict, source: str = "openalex") -> dict:
-    """The corpus of an uninterrupted walk over the same pages, in its own home."""
-    s = Settings(home=tmp_path / f"clean-{source}", openalex_pace=0, s2_pace=0)
-    migrate(s.db_path)
-    r = Replay(**pages_kwargs)
-    try:
-        plan = openalex.plan(s, base_url=r.url) if source == "openalex" else s2.plan(s, base_url=r.url)
-        run(s, plan)
-    finally:
-        r.close()
-    return corpus(s)
+@functools.cache
+def clean_corpus(source: str, per_page: int) -> dict:
+    """The corpus of an uninterrupted walk over the same pages (computed once per module run)."""
+    pages = {"openalex": openalex_pages(oa_records(), per_page)} if source == "openalex" else \
+        {"s2": s2_pages(s2_records(), per_page)}
+    with tempfile.TemporaryDirectory() as tmp:
+        s = Settings(home=Path(tmp) / "clean", openalex_pace=0, s2_pace=0)
+        migrate(s.db_path)
+        r = Replay(**pages)
+        try:
+            run(s, openalex.plan(s, base_url=r.url) if source == "openalex" else s2.plan(s, base_url=r.url))
+        finally:
+            r.close()
+        return corpus(s)
 
 
 def adds_up(state: dict) -> bool:
@@ -141,10 +147,9 @@ def test_openalex_several_pages_singletons_null_title_and_duplicate_across_pages
     ["slow:1.5"],
     ["503", "reset", "truncate", "429", "slow:1"],
 ], ids=lambda f: "+".join(f))
-def test_openalex_faults_end_in_the_complete_corpus(fast, replay, tmp_path, faults):
-    pages = {"openalex": openalex_pages(oa_records(), per_page=4)}
-    expected = clean_walk(tmp_path, pages)
-    r = replay(**pages)
+def test_openalex_faults_end_in_the_complete_corpus(fast, replay, faults):
+    expected = clean_corpus("openalex", 4)
+    r = replay(openalex=openalex_pages(oa_records(), per_page=4))
     r.fault("works", 1, *faults)
     retries = []
     result = run(fast, openalex.plan(fast, base_url=r.url), on_retry=lambda what, wait: retries.append(wait))
@@ -156,10 +161,9 @@ def test_openalex_faults_end_in_the_complete_corpus(fast, replay, tmp_path, faul
         assert retries == [1.0] and page2[1] - page2[0] >= 1.0  # Retry-After honoured
 
 
-def test_persistent_503_stops_clearly_with_nothing_partial_then_resumes(fast, replay, tmp_path):
-    pages = {"openalex": openalex_pages(oa_records(), per_page=4)}
-    expected = clean_walk(tmp_path, pages)
-    r = replay(**pages)
+def test_persistent_503_stops_clearly_with_nothing_partial_then_resumes(fast, replay):
+    expected = clean_corpus("openalex", 4)
+    r = replay(openalex=openalex_pages(oa_records(), per_page=4))
     r.fault("works", 2, *["503"] * fast.fetch_attempts)
     with pytest.raises(FetchError) as err:
         run(fast, openalex.plan(fast, base_url=r.url))
@@ -174,10 +178,9 @@ def test_persistent_503_stops_clearly_with_nothing_partial_then_resumes(fast, re
     assert starts.count("*") == 1 and starts.count(cursor_for(1)) == 1  # resumed at page 3, no page refetched
 
 
-def test_daily_budget_exhausted_stops_at_once(fast, replay, tmp_path):
-    pages = {"openalex": openalex_pages(oa_records(), per_page=4)}
-    expected = clean_walk(tmp_path, pages)
-    r = replay(**pages)
+def test_daily_budget_exhausted_stops_at_once(fast, replay):
+    expected = clean_corpus("openalex", 4)
+    r = replay(openalex=openalex_pages(oa_records(), per_page=4))
     r.fault("works", 1, "429-budget")
     with pytest.raises(BudgetExhausted) as err:
         run(fast, openalex.plan(fast, base_url=r.url))
@@ -247,10 +250,9 @@ def test_openalex_filters_and_dry_run(fast, replay):
 
 # --- Semantic Scholar -----------------------------------------------------------------------------------------
 
-def test_s2_token_walk_with_recorded_429s(fast, replay, tmp_path):
-    pages = {"s2": s2_pages(s2_records(), per_page=10)}
-    expected = clean_walk(tmp_path, pages, source="s2")
-    r = replay(**pages)
+def test_s2_token_walk_with_recorded_429s(fast, replay):
+    expected = clean_corpus("s2", 10)
+    r = replay(s2=s2_pages(s2_records(), per_page=10))
     r.fault("paper/search/bulk", 1, "429", "429")  # the recorded 429 body and headers: no Retry-After
     result = run(fast, s2.plan(fast, base_url=r.url))
     assert corpus(fast) == expected and result.warning is None
