@@ -215,7 +215,7 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
         after = session.scalar(select(func.count()).where(Paper.publication_date > until)) or 0
         papers = session.execute(select(
             Paper.pk, Paper.paper_id, Paper.title, Paper.abstract, Paper.venue, Paper.year, Paper.publication_date,
-            Paper.citation_count, Paper.date_rule,
+            Paper.citation_count, Paper.date_rule, Paper.citations_at,
         ).where(Paper.publication_date >= cutoff, Paper.publication_date <= until).order_by(Paper.pk)).all()
     if not papers:
         raise BuildFailed(f"no papers published in the window {cutoff}..{until} ({total} in the database); "
@@ -263,6 +263,7 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
             "citation_weight": settings.citation_weight, "venue_weight": settings.venue_weight,
             "citation_transform": settings.citation_transform, "missing_citations": "counted as 0 and flagged",
             "citation_min": c_min, "citation_max": c_max, "top_venues": list(settings.top_venues),
+            "citation_snapshot": _snapshot_range(papers),
         },
         "counts": {
             "papers_in_database": total, "indexed": len(papers), "excluded_before_cutoff": before,
@@ -285,6 +286,13 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
     _verify(settings.indexes_dir, version, vectors[0], papers[0].pk)
     set_current(settings.indexes_dir, version)
     return BuildResult(version=version, manifest=manifest, seconds=0.0)
+
+
+def _snapshot_range(papers) -> dict:
+    """The days the indexed citation counts were taken (None when no count has a date, e.g. file ingests)."""
+    days = sorted(p.citations_at for p in papers if p.citations_at is not None)
+    return {"from": days[0].isoformat() if days else None, "to": days[-1].isoformat() if days else None,
+            "undated": len(papers) - len(days)}
 
 
 def _verify(indexes_dir: Path, version: str, probe: np.ndarray, key: int) -> None:

@@ -2,6 +2,7 @@
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from datetime import date
 from pathlib import Path
 
 from sqlalchemy import select
@@ -109,21 +110,32 @@ def find_existing(session: Session, rec: PaperRecord) -> Paper | None:
     return None
 
 
-def upsert(session: Session, rec: PaperRecord) -> str:
-    """Insert or refresh one paper; returns 'inserted', 'updated' or 'unchanged'."""
+def upsert(session: Session, rec: PaperRecord, citations_at: date | None = None) -> str:
+    """Insert or refresh one paper; returns 'inserted', 'updated' or 'unchanged'.
+
+    citations_at is the day the record's citation count was taken (an API fetch knows it; a file does not)."""
+    taken = citations_at if rec.citation_count is not None else None
     paper = find_existing(session, rec)
     if paper is None:
         session.add(Paper(paper_id=rec.paper_id, source=rec.source, title=rec.title, abstract=rec.abstract,
                           publication_date=rec.publication_date, date_rule=rec.date_rule, year=rec.year,
                           venue=rec.venue, status=rec.status, citation_count=rec.citation_count, doi=rec.doi,
-                          arxiv_id=rec.arxiv_id, title_key=rec.title_key, content_hash=rec.content_hash))
+                          arxiv_id=rec.arxiv_id, title_key=rec.title_key, content_hash=rec.content_hash,
+                          citations_at=taken))
         session.flush()
         return "inserted"
+    if taken is not None:
+        paper.citations_at = taken  # a re-taken count is fresher even when unchanged; not a content change
+    elif rec.citation_count is not None and rec.citation_count != paper.citation_count:
+        paper.citations_at = None  # a file's count replaces it: taken on a day nobody knows
     changed = False
+    keep_date = paper.date_rule == "exact" and rec.date_rule != "exact"
     for name in UPDATABLE:
         value = getattr(rec, name)
         if name == "citation_count" and value is None:
             continue  # an unknown count never erases a known one
+        if keep_date and name in ("publication_date", "date_rule", "year"):
+            continue  # a year-only copy (a repository record of a journal paper) never blurs an exact date
         if getattr(paper, name) != value:
             setattr(paper, name, value)
             changed = True
@@ -140,18 +152,24 @@ def upsert(session: Session, rec: PaperRecord) -> str:
 
 
 def ingest_bytes(data: bytes, name: str, *, db_path: Path, fmt: str = "auto", skip_invalid: bool = False,
-                 progress: Callable[[str, int, int], None] | None = None) -> IngestReport:
-    """Ingest one file. Raises IngestRejected (nothing written) on invalid rows unless skip_invalid."""
+                 progress: Callable[[str, int, int], None] | None = None, citations_at: date | None = None,
+                 within: Callable[[Session, IngestReport], None] | None = None) -> IngestReport:
+    """Ingest one file. Raises IngestRejected (nothing written) on invalid rows unless skip_invalid.
+
+    within(session, report) runs inside the file's transaction after its rows (an API fetch writes its
+    checkpoint there, so a page and the cursor after it commit together or not at all)."""
     report, records = collect(data, name, fmt)
     if report.errors and not skip_invalid:
         raise IngestRejected(report)
     with session_scope(db_path) as session:
         for rec in records:
-            outcome = upsert(session, rec)
+            outcome = upsert(session, rec, citations_at)
             setattr(report, outcome, getattr(report, outcome) + 1)
             if progress:
                 progress("ingest", 1, len(records))
-    report.written = bool(records)
+        report.written = bool(records)
+        if within is not None:
+            within(session, report)
     return report
 
 

@@ -30,11 +30,27 @@ class Paper(Base):
     venue: Mapped[str | None] = mapped_column(String(255))
     status: Mapped[str | None] = mapped_column(String(64))
     citation_count: Mapped[int | None] = mapped_column(Integer)
+    citations_at: Mapped[date | None] = mapped_column(Date)  # the day citation_count was taken; None = unknown
     doi: Mapped[str | None] = mapped_column(String(255), unique=True)
     arxiv_id: Mapped[str | None] = mapped_column(String(64), unique=True)
     title_key: Mapped[str] = mapped_column(String(512), index=True)  # normalised title + year, for dedup
     content_hash: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class FetchCheckpoint(Base):
+    """Where an API walk stands: written in the same transaction as the page it follows."""
+
+    __tablename__ = "fetch_checkpoints"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)  # hash of source + query
+    source: Mapped[str] = mapped_column(String(32))
+    query: Mapped[dict] = mapped_column(JSON)
+    cursor: Mapped[str | None] = mapped_column(Text)  # the next page's cursor/token; None before the first page
+    done: Mapped[bool] = mapped_column(Boolean, default=False)
+    state: Mapped[dict] = mapped_column(JSON)  # pages, records, ingest counts, total, recent errors
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
 

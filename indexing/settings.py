@@ -40,6 +40,22 @@ class Settings(BaseSettings):
     max_text_chars: int = 20_000
     max_upload_bytes: int = 50 * 1024 * 1024
 
+    # fetching papers from the scholarly APIs (indexing.fetch)
+    openalex_url: str = Field("https://api.openalex.org", description="OpenAlex base URL (a mirror or proxy).")
+    s2_url: str = Field("https://api.semanticscholar.org/graph/v1", description="Semantic Scholar Graph API base URL.")
+    openalex_api_key: SecretStr | None = Field(None, description="OpenAlex key, sent as api_key= (required since "
+                                                                 "2026-02-13; free).")
+    s2_api_key: SecretStr | None = Field(None, description="Semantic Scholar key, sent as the x-api-key header.")
+    contact_email: str | None = Field(None, description="Sent as OpenAlex mailto= and in the User-Agent.")
+    openalex_pace: float = Field(0.1, ge=0, description="Seconds between OpenAlex requests (limit: 100/s).")
+    s2_pace: float = Field(1.0, ge=0, description="Seconds between Semantic Scholar requests (a key gets 1/s).")
+    fetch_timeout: float = Field(60.0, gt=0, description="Seconds to wait for a response before retrying.")
+    fetch_attempts: int = Field(8, ge=1, description="Attempts per request before the fetch stops.")
+    fetch_backoff_min: float = Field(2.0, ge=0, description="First backoff in seconds (then doubled, with jitter).")
+    fetch_backoff_max: float = Field(120.0, ge=0, description="Longest backoff between two attempts, in seconds.")
+    fetch_max_wait: float = Field(900.0, ge=0, description="A longer Retry-After stops the fetch instead of "
+                                                           "sleeping (resume later with the same command).")
+
     @property
     def db_path(self) -> Path:
         return self.home / "hindsight.db"
@@ -47,6 +63,10 @@ class Settings(BaseSettings):
     @property
     def indexes_dir(self) -> Path:
         return self.home / "indexes"
+
+    @property
+    def raw_dir(self) -> Path:
+        return self.home / "raw"
 
 
 @lru_cache

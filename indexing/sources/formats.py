@@ -82,16 +82,20 @@ def openalex(text: str, name: str) -> Parsed:
         location = r.get("primary_location") or {}
         source = (location.get("source") or {}) if isinstance(location, dict) else {}
         ids = r.get("ids") if isinstance(r.get("ids"), dict) else {}
+        published = r.get("publication_date")
+        if isinstance(published, str) and published.endswith("-01-01") and r.get("publication_year") is not None:
+            published = None  # OpenAlex pads a year-only date to YYYY-01-01: date it by the year rule instead
         return make_record(source="openalex", line=line, paper_id=_short_openalex_id(r.get("id")),
                            title=r.get("title") or r.get("display_name"),
                            abstract=inverted_index_text(r.get("abstract_inverted_index")),
-                           publication_date=r.get("publication_date"), year=r.get("publication_year"),
+                           publication_date=published, year=r.get("publication_year"),
                            venue=source.get("display_name") if isinstance(source, dict) else None,
                            citation_count=r.get("cited_by_count"), doi=r.get("doi") or ids.get("doi"),
                            arxiv_id=ids.get("arxiv"), date_field="publication_date", year_field="publication_year",
                            citation_field="cited_by_count")
-    rows = read_jsonl(text, name) if not text.lstrip().startswith(("[", '{"meta"')) else \
-        read_json_records(text, name, container_keys=("results",))
+    stripped = text.lstrip()
+    rows = read_json_records(text, name, container_keys=("results",)) \
+        if stripped.startswith(("[", '{"meta"')) or _single_json(stripped) else read_jsonl(text, name)
     return _convert(rows, name, build)
 
 

@@ -2,7 +2,7 @@
 
 import typer
 
-from service.cli import calibrate, index, papers, scoring
+from service.cli import calibrate, fetch, index, papers, scoring
 from service.cli import metrics as metrics_cli
 from service.cli import analyze, judge
 
@@ -15,6 +15,8 @@ app.command()(calibrate.calibrate)
 app.command()(calibrate.evaluate)
 app.add_typer(index.app, name="index")
 app.add_typer(judge.app, name="judge")
+app.add_typer(fetch.app, name="fetch")
+app.add_typer(fetch.refresh_app, name="refresh")
 app.add_typer(analyze.app, name="analyze")
 app.add_typer(metrics_cli.app, name="metrics", help="Metrics of neighbouring benchmarks (InnoEval, SIQA, ReviewMT, novelty audit).")
 

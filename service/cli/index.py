@@ -76,6 +76,9 @@ def status(json_out: bool = JsonOpt) -> None:
     for key, value in m["counts"].items():
         table.add_row(key, str(value))
     table.add_row("citations min/max", f"{m['impact']['citation_min']:g} / {m['impact']['citation_max']:g}")
+    snap = m["impact"].get("citation_snapshot")  # absent in manifests written before citation dates
+    if snap:
+        table.add_row("citations taken", f"{snap['from']}..{snap['to']} ({snap['undated']} undated)")
     table.add_row("versions on disk", ", ".join(versions))
     console.print(table)
 

@@ -1,14 +1,19 @@
 """Papers: look one up; ingest a file (admin)."""
 
-from typing import Annotated
+from datetime import date
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Query, UploadFile
+from pydantic import BaseModel, Field
 from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 
+from indexing.fetch import openalex, s2
+from indexing.fetch.refresh import refresh_citations
+from indexing.fetch.walk import run as run_walk
 from indexing.ingest import IngestRejected, ingest_bytes
 from indexing.models import Paper
-from service.deps import AdminDep, SessionDep, SettingsDep
+from service.deps import AdminDep, JobsDep, SessionDep, SettingsDep
 
 router = APIRouter(prefix="/v1/papers", tags=["papers"])
 
@@ -16,8 +21,57 @@ router = APIRouter(prefix="/v1/papers", tags=["papers"])
 def paper_dict(p: Paper) -> dict:
     return {"paper_id": p.paper_id, "source": p.source, "title": p.title, "abstract": p.abstract,
             "publication_date": p.publication_date.isoformat(), "date_rule": p.date_rule, "year": p.year,
-            "venue": p.venue, "status": p.status, "citation_count": p.citation_count, "doi": p.doi,
+            "venue": p.venue, "status": p.status, "citation_count": p.citation_count,
+            "citations_at": p.citations_at.isoformat() if p.citations_at else None, "doi": p.doi,
             "arxiv_id": p.arxiv_id, "updated_at": p.updated_at.isoformat()}
+
+
+class FetchRequest(BaseModel):
+    """A corpus walk; the base URL and keys come from the server's settings."""
+
+    source: Literal["openalex", "s2"]
+    from_date: date | None = None
+    to_date: date | None = None
+    search: str | None = Field(None, max_length=1000, description="OpenAlex search= / S2 bulk query.")
+    topics: list[str] = Field([], max_length=100, description="OpenAlex topic ids.")
+    concepts: list[str] = Field([], max_length=100, description="OpenAlex concept ids.")
+    source_ids: list[str] = Field([], max_length=100, description="OpenAlex venue source ids.")
+    venues: list[str] = Field([], max_length=100, description="Venue names (OpenAlex: resolved to source ids).")
+    fields_of_study: list[str] = Field([], max_length=20, description="S2 fields of study.")
+    types: list[str] = Field([], max_length=20, description="OpenAlex work types / S2 publication types.")
+    restart: bool = False
+
+
+class RefreshRequest(BaseModel):
+    source: Literal["openalex", "s2"] = "s2"
+    cutoff: date | None = None
+    until: date | None = None
+    force: bool = False
+
+
+@router.post("/fetch", dependencies=[AdminDep], status_code=202)
+def fetch(req: FetchRequest, settings: SettingsDep, jobs: JobsDep) -> dict:
+    """Walk an API into the store in the background (resumes from its checkpoint); poll GET /v1/jobs/{id}."""
+    def run(progress) -> dict:
+        if req.source == "s2":
+            plan = s2.plan(settings, query=req.search, from_date=req.from_date, to_date=req.to_date,
+                           venues=req.venues, fields_of_study=req.fields_of_study, publication_types=req.types)
+            return run_walk(settings, plan, restart=req.restart, progress=progress).as_dict()
+        resolved = openalex.resolve_venues(settings, req.venues) if req.venues else []
+        plan = openalex.plan(settings, from_date=req.from_date, to_date=req.to_date, search=req.search,
+                             topics=req.topics, concepts=req.concepts, types=req.types,
+                             source_ids=[*req.source_ids, *(v["id"] for v in resolved)])
+        return run_walk(settings, plan, restart=req.restart, progress=progress).as_dict() | {"venues": resolved}
+
+    return jobs.submit(f"fetch-{req.source}", run)
+
+
+@router.post("/refresh-citations", dependencies=[AdminDep], status_code=202)
+def refresh(settings: SettingsDep, jobs: JobsDep, req: RefreshRequest | None = None) -> dict:
+    """Refresh the citation counts of the papers in the window in the background; poll GET /v1/jobs/{id}."""
+    req = req or RefreshRequest()
+    return jobs.submit(f"refresh-citations-{req.source}", lambda progress: refresh_citations(
+        settings, source=req.source, cutoff=req.cutoff, until=req.until, force=req.force, progress=progress))
 
 
 @router.get("/{paper_id:path}")

@@ -1,0 +1,1 @@
+"""Fetch papers from OpenAlex and Semantic Scholar: paging, retries, checkpoints, raw pages, citation refresh."""
