@@ -148,9 +148,9 @@ def cutoff_plot(answer: dict, *, fmt: str = "png") -> bytes:
         ax.grid(alpha=0.2)
     ax_rate.set_ylim(-3, 103)
     ax_score.legend(fontsize=8, frameon=False)
+    title = f"Cutoff sensitivity · index {answer['index_version']} · {answer['model']} theta {answer['theta']}"
     if any(g["leak_risk"] for e in entries for g in e["groups"]):
-        fig.text(0.5, -0.02, "hollow markers: cutoff earlier than the system's declared knowledge cutoff "
-                             "(leak risk)", ha="center", fontsize=8)
-    fig.suptitle(f"Cutoff sensitivity · index {answer['index_version']} · {answer['model']} theta {answer['theta']}",
-                 fontsize=10)
+        title += "\nhollow markers: cutoff earlier than the system's declared knowledge cutoff (leak risk)"
+    fig.suptitle(title, fontsize=10)
+    fig.subplots_adjust(top=0.82, wspace=0.25)
     return _render(fig, fmt)
