@@ -60,7 +60,8 @@ def parse_day(value: str | date | None, *, field: str, allowed: tuple[str, str])
             raise ValueError
         return date.fromisoformat(text)
     except ValueError:
-        raise WindowError(field, f"{text[:40]!r} is not a date (YYYY-MM-DD)", allowed) from None
+        raise WindowError(field, f"{text[:40]!a} is not a date (YYYY-MM-DD); the allowed range is "
+                                 f"{allowed[0]}..{allowed[1]}", allowed) from None
 
 
 def cohort_of(day: str) -> str:

@@ -28,7 +28,7 @@ def _day(value: str | date, field: str) -> date:
             raise ValueError
         return date.fromisoformat(text)
     except ValueError:
-        raise SystemInputError(field, f"{text[:40]!r} is not a date (YYYY-MM-DD)") from None
+        raise SystemInputError(field, f"{text[:40]!a} is not a date (YYYY-MM-DD)") from None
 
 
 def as_dict(system: System) -> dict:
@@ -39,8 +39,10 @@ def as_dict(system: System) -> dict:
 def set_system(session: Session, *, name: str, knowledge_cutoff: str | date, model: str | None = None) -> dict:
     """Declare (or change) a system's knowledge cutoff; returns the stored declaration."""
     name = (name or "").strip()
-    if not name or len(name) > 255:
-        raise SystemInputError("name", "a system name is 1..255 characters")
+    if not name or len(name) > 255 or not _encodable(name):
+        raise SystemInputError("name", "a system name is 1..255 characters of valid Unicode")
+    if model is not None and not _encodable(model):
+        raise SystemInputError("model", "contains invalid Unicode (an unpaired surrogate escape)")
     cutoff = _day(knowledge_cutoff, "knowledge_cutoff")
     row = session.get(System, name)
     if row is None:
@@ -52,8 +54,16 @@ def set_system(session: Session, *, name: str, knowledge_cutoff: str | date, mod
     return as_dict(row)
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def get_system(session: Session, name: str) -> System | None:
-    return session.get(System, name)
+    return session.get(System, name) if _encodable(name) else None
 
 
 def list_systems(session: Session) -> list[dict]:

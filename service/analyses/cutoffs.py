@@ -28,11 +28,13 @@ def parse_cutoffs(text: str | list[str] | None, loaded: LoadedIndex) -> list[str
     """Comma-separated (or listed) dates, each checked against the built window; sorted, unique."""
     items = text if isinstance(text, list) else (text or "").split(",")
     items = [c.strip() for part in items for c in str(part).split(",") if c.strip()]
+    start, end = loaded.built_window
     if not items:
-        raise WindowError("cutoffs", "give at least one cutoff date (YYYY-MM-DD, comma-separated)",
+        raise WindowError("cutoffs", f"give at least one cutoff date (YYYY-MM-DD, comma-separated) in {start}..{end}",
                           loaded.built_window)
     if len(items) > MAX_CUTOFFS:
-        raise WindowError("cutoffs", f"{len(items)} cutoffs; at most {MAX_CUTOFFS}", loaded.built_window)
+        raise WindowError("cutoffs", f"{len(items)} cutoffs; at most {MAX_CUTOFFS}, each in {start}..{end}",
+                          loaded.built_window)
     return sorted(set(items))
 
 

@@ -47,7 +47,7 @@ def _day(value: str | None, field: str) -> date | None:
     try:
         return date.fromisoformat(str(value).strip())
     except ValueError:
-        raise AnalysisError(field, f"{str(value)[:40]!r} is not a date (YYYY-MM-DD)") from None
+        raise AnalysisError(field, f"{str(value)[:40]!a} is not a date (YYYY-MM-DD)") from None
 
 
 def window_label(cutoff: date, end: date, normalisation: str = "global") -> str:

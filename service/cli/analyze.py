@@ -212,7 +212,7 @@ def cutoffs_(run: list[str] = RunOpt, system: list[str] = SystemOpt,
                                         until=until, top_k=top_k or settings.top_k, n_resamples=n_resamples,
                                         seed=seed)
     except WindowError as exc:
-        fail(f"--{exc.field}: {exc.message} (allowed {exc.allowed[0]}..{exc.allowed[1]})")
+        fail(f"--{exc.field}: {exc.message}")
     except AnalysisError as exc:
         fail(str(exc))
     if csv_file:

@@ -52,7 +52,7 @@ def score(ideas_file: Path = typer.Argument(..., exists=True, dir_okay=False, he
         with session_scope(settings.db_path) as session:
             plan = plan_window(session, loaded, system=system, cutoff=cutoff, until=until)
     except WindowError as exc:
-        fail(f"--{exc.field}: {exc.message} (allowed {exc.allowed[0]}..{exc.allowed[1]})")
+        fail(f"--{exc.field}: {exc.message}")
     for warning in plan.warnings:
         console.print(f"[bold yellow]warning ({warning['code']}):[/] {warning['message']}", highlight=False)
     top_k = top_k or settings.top_k
