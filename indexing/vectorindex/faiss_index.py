@@ -59,15 +59,16 @@ def range_params(index: faiss.Index, lo: int, hi: int) -> faiss.SearchParameters
     """Search parameters keeping ids in [lo, hi).
 
     IVF: ids are added in ascending order, so each inverted list is sorted and the selector cuts each list by
-    bisection (assume_sorted); nprobe grows by the share of the corpus the range leaves out (capped at nlist), so
-    about as many candidates are scored, and the recall stays that of unfiltered search, at about its cost.
+    bisection (assume_sorted). A narrow window's nearest papers lie farther out, across more lists: nprobe grows by
+    1/sqrt(share of the corpus in the range), capped at nlist, which keeps recall@20 at or above the unfiltered one
+    while scanning fewer codes than an unfiltered search (bench/filtered_search.py measures both).
     """
     sel = faiss.IDSelectorRange(lo, hi, True)
     if not is_ivf(index):
         params = faiss.SearchParameters(sel=sel)
     else:
         ivf = faiss.extract_index_ivf(index)
-        nprobe = min(ivf.nlist, math.ceil(ivf.nprobe * ivf.ntotal / (hi - lo)))
+        nprobe = min(ivf.nlist, math.ceil(ivf.nprobe * math.sqrt(ivf.ntotal / (hi - lo))))
         params = faiss.SearchParametersIVF(sel=sel, nprobe=nprobe)
         if isinstance(faiss.downcast_index(ivf.quantizer), faiss.IndexHNSW):
             params.quantizer_params = faiss.SearchParametersHNSW(efSearch=max(2 * nprobe, 16))
