@@ -177,3 +177,46 @@ def test_old_version_serves_its_window_and_refuses_other_cutoffs(srv):
         assert "rebuild" in r.json()["detail"]["message"]
     finally:
         set_current(indexes, current)
+
+
+def test_dashboard_cutoff_panel(srv):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
+    import shutil
+
+    chromium = "/usr/bin/chromium"
+    if not (Path(chromium).exists() or shutil.which("chromium")):
+        pytest.skip("Debian chromium is missing (apt-get install -y chromium)")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        try:
+            page = browser.new_page(viewport={"width": 1360, "height": 1500})
+            failed = []
+            page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 500 else None)
+            page.on("pageerror", lambda e: failed.append(f"page error: {e}"))
+            page.goto(srv.url + "/")
+            # the default cutoffs: the built start, +6 and +12 months
+            page.wait_for_function("document.querySelector('#cutoffs-section').dataset.ready === "
+                                   "'2023-06-01,2023-12-01,2024-06-01'", timeout=120_000)
+            text = page.locator("#cutoffs-table").inner_text()
+            assert "rag-generator" in text and "vanilla-generator" in text and "⚠" in text
+            assert page.locator("#cutoffs-table tbody tr").count() == 3
+            page.fill("#cutoffs-input", "2024-01-01, 2025-01-01")
+            page.click("#cutoffs-form button")
+            page.wait_for_function("document.querySelector('#cutoffs-section').dataset.ready === "
+                                   "'2024-01-01,2025-01-01'", timeout=120_000)
+            page.wait_for_function("() => { const i = document.querySelector('#cutoffs-plot');"
+                                   " return i.complete && i.naturalWidth > 300; }", timeout=120_000)
+            page.fill("#cutoffs-input", "2022-01-01")
+            page.click("#cutoffs-form button")
+            page.wait_for_function("!document.querySelector('#cutoffs-error').hidden")
+            assert "2023-06-01..2025-12-31" in page.locator("#cutoffs-error").inner_text()
+            # mixed windows: the analyses say why, and pooling on request works
+            page.wait_for_function("document.querySelector('#error').textContent.includes('pool_windows')")
+            page.check("#pool_windows")
+            page.wait_for_function("document.querySelector('#error').hidden || "
+                                   "!document.querySelector('#error').textContent.includes('windows (')")
+            assert not failed, failed
+        finally:
+            browser.close()
