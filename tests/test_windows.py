@@ -9,6 +9,7 @@ with nprobe = nlist it returns exactly the exact range top-k of the same index.
 
 import json
 import shutil
+import sqlite3
 from datetime import date
 from pathlib import Path
 
@@ -38,11 +39,26 @@ def read_ideas() -> list[IdeaIn]:
     return [IdeaIn.model_validate_json(line) for line in lines if line.strip()]
 
 
-def home_with_papers(root: Path, **settings) -> Settings:
-    s = Settings(home=root, admin_token="t", **settings)
+@pytest.fixture(scope="module")
+def template(tmp_path_factory, minilm) -> Path:
+    """A database with the sample papers ingested and their vectors cached, copied by each test."""
+    s = Settings(home=tmp_path_factory.mktemp("template"), admin_token="t")
     migrate(s.db_path)
     ingest_bytes((ROOT / "data/papers.jsonl").read_bytes(), "papers.jsonl", db_path=s.db_path)
-    return s
+    build_index(s, embedder=minilm)
+    with sqlite3.connect(s.db_path) as conn:  # everything into the main file, so a copy of it is complete
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return s.db_path
+
+
+@pytest.fixture
+def home_with_papers(template):
+    def make(root: Path, **settings) -> Settings:
+        root.mkdir(parents=True)
+        shutil.copy(template, root / "hindsight.db")
+        return Settings(home=root, admin_token="t", **settings)
+
+    return make
 
 
 def exhaustive(loaded) -> None:
@@ -65,10 +81,13 @@ def assert_same(wide, narrow) -> None:
 
 
 @pytest.mark.parametrize("factory,normalisation", [(None, "global"), (None, "cohort"), ("IVF8,Flat", "global")])
-def test_cutoff_on_wide_index_equals_index_built_at_cutoff(tmp_path, minilm, factory, normalisation):
+def test_cutoff_on_wide_index_equals_index_built_at_cutoff(tmp_path, minilm, home_with_papers, factory,
+                                                           normalisation):
     settings = home_with_papers(tmp_path / "home", citation_normalisation=normalisation)
     ideas = read_ideas()
-    wide = load_version(settings.indexes_dir, build_index(settings, embedder=minilm, factory=factory).version)
+    first = build_index(settings, embedder=minilm, factory=factory)
+    assert first.manifest["counts"]["embedded_new"] == 0  # the template's cache
+    wide = load_version(settings.indexes_dir, first.version)
     exhaustive(wide)
     assert wide.manifest["vector_ids"] == "date_order"
     assert wide.manifest["impact"]["citation_normalisation"] == normalisation
@@ -101,7 +120,8 @@ def _ctx(loaded, window):
     return context_of(loaded, 20, WindowPlan(window, "request") if window else None)
 
 
-def test_range_search_on_ivf_sq8_returns_only_window_papers_and_exact_with_all_lists(tmp_path, minilm):
+def test_range_search_on_ivf_sq8_returns_only_window_papers_and_exact_with_all_lists(tmp_path, minilm,
+                                                                                     home_with_papers):
     settings = home_with_papers(tmp_path / "home")
     loaded = load_version(settings.indexes_dir,
                           build_index(settings, embedder=minilm, factory="IVF8_HNSW32,SQ8").version)
@@ -196,7 +216,7 @@ def make_old_version(indexes_dir: Path, version: str, new: str) -> None:
     (dst / MANIFEST).write_text(json.dumps(manifest))
 
 
-def test_old_version_serves_its_built_window_and_refuses_others(tmp_path, minilm):
+def test_old_version_serves_its_built_window_and_refuses_others(tmp_path, minilm, home_with_papers):
     settings = home_with_papers(tmp_path / "home")
     built = build_index(settings, embedder=minilm)
     make_old_version(settings.indexes_dir, built.version, "v0900")
@@ -210,3 +230,33 @@ def test_old_version_serves_its_built_window_and_refuses_others(tmp_path, minilm
     with pytest.raises(WindowError, match="built before per-request windows"):
         old.resolve_window("2024-01-01")
     assert old.resolve_window("2023-06-01", "2025-12-31").range == (0, len(old.rows))
+
+
+def test_cli_system_score_at_cutoff_and_sensitivity(tmp_path, minilm, home_with_papers):
+    from tests.test_cli import hs
+
+    settings = home_with_papers(tmp_path / "home")
+    home = settings.home
+    build_index(settings, embedder=minilm)
+    out = hs(home, "system", "set", "rag-generator", "--knowledge-cutoff", "2024-13-01")
+    assert out.returncode == 2 and "--knowledge-cutoff" in out.stderr and "not a date" in out.stderr
+    out = hs(home, "system", "set", "rag-generator", "--knowledge-cutoff", "2023-12-01", "--model", "m", "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["knowledge_cutoff"] == "2023-12-01"
+    rag = str(ROOT / "data/ideas/rag.jsonl")
+    out = hs(home, "score", rag, "--system", "rag-generator", "--run", "own", "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["window"] == {"start": "2023-12-01", "end": "2025-12-31"}
+    out = hs(home, "score", rag, "--system", "rag-generator", "--run", "early", "--cutoff", "2023-06-01")
+    assert out.returncode == 0 and "leak_risk" in out.stderr and "LEAK RISK" in out.stderr
+    out = hs(home, "analyze", "systems")
+    assert out.returncode == 2 and "pool_windows" in out.stderr
+    out = hs(home, "analyze", "systems", "--pool-windows", "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["leak_risk"]["ideas"] == 12
+    plot = tmp_path / "c.svg"
+    out = hs(home, "analyze", "cutoffs", "--run", "own", "--cutoffs", "2023-06-01,2024-06-01", "--plot", str(plot),
+             "--json")
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert [g["leak_risk"] for e in answer["cutoffs"] for g in e["groups"]] == [True, False]
+    assert plot.read_text().lstrip().startswith("<?xml")
+    out = hs(home, "analyze", "cutoffs", "--run", "own", "--cutoffs", "2030-01-01")
+    assert out.returncode == 2 and "--cutoffs" in out.stderr and "outside the built range" in out.stderr
