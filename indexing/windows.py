@@ -15,6 +15,7 @@ import numpy as np
 
 DATE_ORDER = "date_order"  # manifest["vector_ids"]: vector id = position in papers.json, ordered by date then pk
 NORMALISATIONS = ("global", "cohort")
+CACHED_WINDOWS = 64  # per loaded version; each holds two float arrays of the window's size
 
 
 class WindowError(ValueError):
@@ -143,6 +144,8 @@ class PaperTable:
                 c_hat, stats = normalise(self.values[lo:hi], cohorts)
                 impact = self.citation_weight * c_hat + self.venue_weight * self.top[lo:hi].astype(np.float64)
                 stats = {"citation_normalisation": self.normalisation, **stats, "papers": hi - lo}
+                if len(self._cache) >= CACHED_WINDOWS:  # many distinct windows: forget the oldest
+                    self._cache.pop(next(iter(self._cache)))
                 self._cache[key] = WindowImpact(window, c_hat, impact, stats)
             return self._cache[key]
 

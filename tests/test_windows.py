@@ -179,6 +179,12 @@ def test_windows_bisect_on_dates_and_check_their_bounds():
     assert impacts.stats["citation_max"] == 100 and impacts.stats["papers"] == 4
     assert table.impacts(Window(w.start, w.end, *w.range)) is impacts and table.cached_windows == 1
     assert impacts.impact.tolist() == pytest.approx([0.6, 0.3 + 0.4, 0.0, 0.18 + 0.4])
+    from indexing import windows
+
+    many = PaperTable.of([{"publication_date": f"2024-01-{1 + i % 28:02d}", "citations": i} for i in range(100)])
+    for hi in range(1, windows.CACHED_WINDOWS + 10):  # a client walking through many windows: the cache is bounded
+        many.impacts(Window(w.start, w.end, 0, hi))
+    assert many.cached_windows == windows.CACHED_WINDOWS
 
 
 def test_cohort_normalisation_is_min_max_within_publication_half_year():
