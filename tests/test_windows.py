@@ -266,3 +266,14 @@ def test_cli_system_score_at_cutoff_and_sensitivity(tmp_path, minilm, home_with_
     assert plot.read_text().lstrip().startswith("<?xml")
     out = hs(home, "analyze", "cutoffs", "--run", "own", "--cutoffs", "2030-01-01")
     assert out.returncode == 2 and "--cutoffs" in out.stderr and "outside the built range" in out.stderr
+
+
+def test_window_report_of_an_empty_selection(settings):
+    from indexing.db import session_scope
+    from service.analyses import Selection, correlations, systems_summary
+
+    with session_scope(settings.db_path) as session:
+        for by in ("system", "window"):
+            answer = systems_summary(session, selection=Selection(group_by=by))
+            assert answer["windows"] == [] and answer["leak_risk"] == {"ideas": 0, "systems": []}
+        assert correlations(session, selection=Selection())["pooled_windows"] is False

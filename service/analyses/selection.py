@@ -119,9 +119,9 @@ def load_ideas(session: Session, selection: Selection) -> pd.DataFrame:
         "idea_pk", "idea_id", "run_id", "system", "run", "score_id", "score", "matched"])
     frame["score"] = frame["score"].astype(float)
     frame["matched"] = frame["matched"].astype(bool)
-    frame["window"] = [window_label(r[8], r[9], r[10]) for r in rows]
+    frame["window"] = pd.Series([window_label(r[8], r[9], r[10]) for r in rows], dtype=object)
     # flagged when scored, or since: a system declared later with a cutoff after this score's
-    frame["leak_risk"] = [bool(r[11]) or (r[12] is not None and r[8] < r[12]) for r in rows]
+    frame["leak_risk"] = pd.Series([bool(r[11]) or (r[12] is not None and r[8] < r[12]) for r in rows], dtype=bool)
     if selection.group_by == "system":
         frame["group"] = frame["system"]
     elif selection.group_by == "run":
@@ -140,7 +140,7 @@ def load_ideas(session: Session, selection: Selection) -> pd.DataFrame:
 
 def window_report(ideas: pd.DataFrame, selection: Selection) -> dict:
     """The windows an answer's scores come from and the ideas scored earlier than their system's knowledge."""
-    leaks = ideas[ideas["leak_risk"]]
+    leaks = ideas[ideas["leak_risk"].astype(bool)]
     report = {
         "windows": [{"window": w, "ideas": int(len(part)), "leak_risk_ideas": int(part["leak_risk"].sum())}
                     for w, part in ideas.groupby("window", sort=True)],
