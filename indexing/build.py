@@ -23,11 +23,11 @@ from indexing.impact import is_top_venue, top_venue_keys
 from indexing.models import Embedding, IndexBuild, Paper, utcnow
 from indexing.settings import Settings
 from indexing.vectorindex.ivf import build_in_memory
-from indexing.windows import DATE_ORDER, PaperTable, Window
 from indexing.versions import (
     MANIFEST, PAPERS, IndexDamaged, current_version, fsync_dir, list_versions, load_version, set_current,
     sha256_file,
 )
+from indexing.windows import DATE_ORDER, PaperTable, Window
 
 Progress = Callable[[str, int, int], None]  # (stage, advance, total)
 KEEP_VERSIONS = 5

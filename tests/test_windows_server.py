@@ -70,6 +70,12 @@ def test_bad_windows_are_422_naming_the_field_and_the_allowed_range(srv):
     assert httpx.get(f"{srv.url}/v1/runs").json() == [] or all(
         run["system"] != "bad" for run in httpx.get(f"{srv.url}/v1/runs").json())  # nothing stored
 
+    # a declared knowledge cutoff outside the built range is no silent default
+    httpx.put(f"{srv.url}/v1/systems/ancient", json={"knowledge_cutoff": "2022-01-01"}, headers=TOKEN)
+    r = score(srv.url, system="ancient", run="bad", ideas=one)
+    assert r.status_code == 422 and "declares knowledge cutoff 2022-01-01" in r.json()["detail"]["message"]
+    assert r.json()["detail"]["allowed"] == BUILT
+
     # the sensitivity analysis checks its cutoffs the same way
     r = httpx.get(f"{srv.url}/v1/analysis/cutoffs", params={"cutoffs": "2023-06-01,2022-01-01"}, timeout=120)
     assert r.status_code == 422 and r.json()["detail"]["field"] == "cutoffs"
@@ -89,7 +95,8 @@ def test_windows_systems_leak_risk_and_window_aware_analyses(srv):
     r = httpx.put(f"{url}/v1/systems/rag-generator", json=body, headers=TOKEN)
     assert r.status_code == 200 and r.json()["knowledge_cutoff"] == "2023-12-01"
     httpx.put(f"{url}/v1/systems/vanilla-generator", json={"knowledge_cutoff": "2024-06-01"}, headers=TOKEN)
-    assert [s["name"] for s in httpx.get(f"{url}/v1/systems").json()] == ["rag-generator", "vanilla-generator"]
+    assert [s["name"] for s in httpx.get(f"{url}/v1/systems").json()] == [
+        "ancient", "rag-generator", "vanilla-generator"]
     assert httpx.get(f"{url}/v1/systems/nobody").status_code == 404
 
     # a run of a declared system defaults to its cutoff; the answer names the effective and the built window
