@@ -19,7 +19,7 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from indexing.db import session_scope
 from indexing.embedders import Embedder, join, load_embedder
-from indexing.impact import impact, is_top_venue, normalised_citations, top_venue_keys
+from indexing.impact import is_top_venue, top_venue_keys
 from indexing.models import Embedding, IndexBuild, Paper, utcnow
 from indexing.settings import Settings
 from indexing.vectorindex.ivf import build_in_memory
@@ -27,6 +27,7 @@ from indexing.versions import (
     MANIFEST, PAPERS, IndexDamaged, current_version, fsync_dir, list_versions, load_version, set_current,
     sha256_file,
 )
+from indexing.windows import DATE_ORDER, PaperTable, Window
 
 Progress = Callable[[str, int, int], None]  # (stage, advance, total)
 KEEP_VERSIONS = 5
@@ -120,8 +121,11 @@ def _next_version(indexes_dir: Path, build_id: int) -> str:
 
 def build_index(settings: Settings, *, model: str | None = None, cutoff: date | None = None,
                 until: date | None = None, theta: float | None = None, embedder: Embedder | None = None,
-                progress: Progress | None = None, engine: str = "local", address: str | None = None) -> BuildResult:
-    """Build, verify and publish a new index version; on any failure the previous version stays current."""
+                progress: Progress | None = None, engine: str = "local", address: str | None = None,
+                factory: str | None = None) -> BuildResult:
+    """Build, verify and publish a new index version; on any failure the previous version stays current.
+
+    factory: a FAISS index factory string instead of the size-based choice (flat while small, else IVF)."""
     started = time.perf_counter()
     cutoff, until = cutoff or settings.cutoff, until or settings.until
     if until < cutoff:
@@ -131,7 +135,8 @@ def build_index(settings: Settings, *, model: str | None = None, cutoff: date | 
         embedder, build_id = _start(settings, embedder, model, theta)
         staging = indexes_dir / f".build-{build_id}-{os.getpid()}"
         try:
-            result = _build(settings, embedder, cutoff, until, build_id, staging, progress, engine, address)
+            result = _build(settings, embedder, cutoff, until, build_id, staging, progress, engine, address,
+                            factory)
         except BaseException as exc:
             shutil.rmtree(staging, ignore_errors=True)
             _record(db_path, build_id, status="failed", error=describe_error(exc, settings.home))
@@ -208,7 +213,8 @@ def _clear_interrupted(indexes_dir: Path, db_path: Path) -> None:
 
 
 def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, build_id: int, staging: Path,
-           progress: Progress | None, engine: str = "local", address: str | None = None) -> BuildResult:
+           progress: Progress | None, engine: str = "local", address: str | None = None,
+           factory: str | None = None) -> BuildResult:
     with session_scope(settings.db_path) as session:
         total = session.scalar(select(func.count()).select_from(Paper)) or 0
         before = session.scalar(select(func.count()).where(Paper.publication_date < cutoff)) or 0
@@ -216,7 +222,9 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
         papers = session.execute(select(
             Paper.pk, Paper.paper_id, Paper.title, Paper.abstract, Paper.venue, Paper.year, Paper.publication_date,
             Paper.citation_count, Paper.date_rule, Paper.citations_at,
-        ).where(Paper.publication_date >= cutoff, Paper.publication_date <= until).order_by(Paper.pk)).all()
+        # date order: a vector's id is its position, so any date window inside this one is one id range
+        ).where(Paper.publication_date >= cutoff, Paper.publication_date <= until)
+          .order_by(Paper.publication_date, Paper.pk)).all()
     if not papers:
         raise BuildFailed(f"no papers published in the window {cutoff}..{until} ({total} in the database); "
                           "ingest papers first with `hindsight ingest`")
@@ -231,18 +239,20 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
                                          batch_size=settings.batch_size, progress=progress)
     if progress:
         progress("index", 0, len(papers))
-    c_hat, c_min, c_max = normalised_citations([p.citation_count for p in papers], settings.citation_transform)
     top_keys = top_venue_keys(settings.top_venues)
-    snapshot = []
-    for p, c in zip(papers, c_hat):
-        top = is_top_venue(p.venue, top_keys)
-        snapshot.append({
-            "key": p.pk, "paper_id": p.paper_id, "title": p.title, "venue": p.venue, "year": p.year,
-            "publication_date": p.publication_date.isoformat(), "citations": p.citation_count,
-            "citations_missing": p.citation_count is None, "c_hat": c, "top_venue": top,
-            "impact": impact(c, top, citation_weight=settings.citation_weight, venue_weight=settings.venue_weight),
-        })
-    index = build_in_memory(vectors, np.array([p.pk for p in papers], dtype=np.int64))
+    snapshot = [{
+        "key": position, "pk": p.pk, "paper_id": p.paper_id, "title": p.title, "venue": p.venue, "year": p.year,
+        "publication_date": p.publication_date.isoformat(), "citations": p.citation_count,
+        "citations_missing": p.citation_count is None, "top_venue": is_top_venue(p.venue, top_keys),
+    } for position, p in enumerate(papers)]
+    # the same code computes c_hat for any window of this version at request time
+    table = PaperTable.of(snapshot, transform=settings.citation_transform,
+                          normalisation=settings.citation_normalisation, citation_weight=settings.citation_weight,
+                          venue_weight=settings.venue_weight)
+    built = table.impacts(Window(cutoff, until, 0, len(snapshot)))
+    for row, c, h in zip(snapshot, built.c_hat.tolist(), built.impact.tolist()):
+        row["c_hat"], row["impact"] = c, h
+    index = build_in_memory(vectors, np.arange(len(papers), dtype=np.int64), factory=factory)
     if progress:
         progress("index", len(papers), len(papers))
 
@@ -262,9 +272,10 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
             "formula": f"{settings.citation_weight} * c_hat + {settings.venue_weight} * top_venue",
             "citation_weight": settings.citation_weight, "venue_weight": settings.venue_weight,
             "citation_transform": settings.citation_transform, "missing_citations": "counted as 0 and flagged",
-            "citation_min": c_min, "citation_max": c_max, "top_venues": list(settings.top_venues),
-            "citation_snapshot": _snapshot_range(papers),
+            "top_venues": list(settings.top_venues), "citation_snapshot": _snapshot_range(papers),
+            **built.stats,  # citation_normalisation, citation_min/max (and per-cohort ones), papers
         },
+        "vector_ids": DATE_ORDER,
         "counts": {
             "papers_in_database": total, "indexed": len(papers), "excluded_before_cutoff": before,
             "excluded_after_window": after, "missing_citations": sum(p.citation_count is None for p in papers),
@@ -283,7 +294,7 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
     final = settings.indexes_dir / version
     os.rename(staging, final)
     fsync_dir(settings.indexes_dir)
-    _verify(settings.indexes_dir, version, vectors[0], papers[0].pk)
+    _verify(settings.indexes_dir, version, vectors[0], 0)
     set_current(settings.indexes_dir, version)
     return BuildResult(version=version, manifest=manifest, seconds=0.0)
 

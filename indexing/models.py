@@ -117,6 +117,9 @@ class Score(Base):
     cutoff: Mapped[date] = mapped_column(Date)
     window_end: Mapped[date] = mapped_column(Date)
     top_k: Mapped[int] = mapped_column(Integer)
+    # the request's cutoff was earlier than the system's declared knowledge cutoff: the "future" may be known
+    leak_risk: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    citation_normalisation: Mapped[str] = mapped_column(String(16), default="global", server_default="global")
     scored_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     idea: Mapped[Idea] = relationship(back_populates="score")
@@ -160,3 +163,14 @@ class JudgeScore(Base):
     imported_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
     idea: Mapped[Idea] = relationship()
+
+
+class System(Base):
+    """An idea generator with its declared knowledge cutoff (e.g. its LLM's training cutoff)."""
+
+    __tablename__ = "systems"
+
+    name: Mapped[str] = mapped_column(String(255), primary_key=True)
+    knowledge_cutoff: Mapped[date] = mapped_column(Date)
+    model: Mapped[str | None] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)

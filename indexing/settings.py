@@ -33,6 +33,10 @@ class Settings(BaseSettings):
     top_k: int = Field(20, ge=1, le=200)
     top_venues: list[str] = Field(default_factory=lambda: list(DEFAULT_TOP_VENUES))
     citation_transform: str = Field("none", pattern="^(none|log1p)$", description="Applied before min-max.")
+    citation_normalisation: str = Field(
+        "global", pattern="^(global|cohort)$",
+        description="c_hat min-max over the whole window (global, the paper's) or within each publication "
+                    "half-year of it (cohort: age-fair); recorded in the manifest, applied to every window.")
     citation_weight: float = 0.6
     venue_weight: float = 0.4
 

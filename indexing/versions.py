@@ -4,7 +4,8 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import orjson
 
 from indexing.vectorindex.base import VectorIndex
 from indexing.vectorindex.factory import open_index
+from indexing.windows import DATE_ORDER, PaperTable, Window, WindowImpact, resolve_window
 
 CURRENT = "CURRENT"
 MANIFEST = "manifest.json"
@@ -76,15 +78,77 @@ class LoadedIndex:
     version: str
     manifest: dict
     index: VectorIndex
-    papers: dict[int, dict]
+    papers: dict[int, dict]  # vector id ("key": the position for date-ordered versions, else the pk) -> paper
+    rows: list[dict] = field(default_factory=list)  # papers.json in file order (position i = entry i)
+    table: PaperTable | None = field(default=None, repr=False)
 
-    def search(self, vectors: np.ndarray, k: int) -> list[list[tuple[dict, float]]]:
-        """Top-k papers per query vector, best first, as (paper snapshot, cosine)."""
+    def __post_init__(self) -> None:
+        if not self.rows:
+            self.rows = list(self.papers.values())
+        impact = self.manifest.get("impact", {})
+        self.table = PaperTable.of(
+            self.rows, transform=impact.get("citation_transform", "none"),
+            normalisation=impact.get("citation_normalisation", "global"),
+            citation_weight=impact.get("citation_weight", 0.6), venue_weight=impact.get("venue_weight", 0.4))
+        # vector id -> position in rows: the identity for date-ordered versions, the pk for older ones
+        self._position = None if self.date_ordered else {int(r["key"]): i for i, r in enumerate(self.rows)}
+
+    @property
+    def date_ordered(self) -> bool:
+        """Vector ids are positions in date order, so any date window is one id range."""
+        return self.manifest.get("vector_ids") == DATE_ORDER
+
+    @property
+    def built_window(self) -> tuple[str, str]:
+        w = self.manifest["window"]
+        return w["start"], w["end"]
+
+    def resolve_window(self, cutoff: str | date | None = None, until: str | date | None = None, *,
+                       cutoff_field: str = "cutoff", until_field: str = "until") -> Window:
+        """The window [cutoff, until] (defaults: the built edges) with its id range; raises WindowError."""
+        return resolve_window(built=self.built_window, dates=self.table.dates, ordered=self.date_ordered,
+                              version=self.version, cutoff=cutoff, until=until, cutoff_field=cutoff_field,
+                              until_field=until_field)
+
+    def window_range(self, cutoff: str | date | None = None, until: str | date | None = None) -> tuple[int, int]:
+        """The position range [lo, hi) of papers published in [cutoff, until]: what every retriever restricts to."""
+        return self.resolve_window(cutoff, until).range
+
+    def window_impacts(self, window: Window) -> WindowImpact:
+        """c_hat and impact of the window's papers, computed once per window and cached with this version."""
+        if not self.date_ordered:  # only the built window: the impacts the build stored
+            return WindowImpact(window, _column(self.rows, "c_hat"), _column(self.rows, "impact"),
+                                {"citation_normalisation": self.table.normalisation,
+                                 "citation_min": self.manifest["impact"].get("citation_min"),
+                                 "citation_max": self.manifest["impact"].get("citation_max"),
+                                 "papers": len(self.rows)})
+        return self.table.impacts(window)
+
+    def position_of(self, vector_id: int) -> int:
+        return int(vector_id) if self._position is None else self._position[int(vector_id)]
+
+    def search_positions(self, vectors: np.ndarray, k: int,
+                         allowed: tuple[int, int] | None = None) -> list[list[tuple[int, float]]]:
+        """Top-k per query vector as (position, cosine), best first, only among positions in [lo, hi)."""
         if len(self.index) == 0:
             return [[] for _ in range(len(vectors))]
-        sims, ids = self.index.search(vectors, k)
-        return [[(self.papers[int(i)], float(s)) for s, i in zip(row_s, row_i) if i >= 0]
+        if allowed is not None and tuple(allowed) != (0, len(self.rows)):
+            if not self.date_ordered:
+                raise ValueError(f"index {self.version} has no date-ordered ids: it cannot restrict to {allowed}")
+            sims, ids = self.index.search(vectors, k, allowed=tuple(allowed))
+        else:
+            sims, ids = self.index.search(vectors, k)
+        return [[(self.position_of(i), float(s)) for s, i in zip(row_s, row_i) if i >= 0]
                 for row_s, row_i in zip(sims, ids)]
+
+    def search(self, vectors: np.ndarray, k: int,
+               allowed: tuple[int, int] | None = None) -> list[list[tuple[dict, float]]]:
+        """Top-k papers per query vector, best first, as (paper snapshot, cosine); allowed restricts positions."""
+        return [[(self.rows[p], s) for p, s in row] for row in self.search_positions(vectors, k, allowed)]
+
+
+def _column(rows: list[dict], name: str) -> np.ndarray:
+    return np.array([float(r[name]) for r in rows], dtype=np.float64)
 
 
 def load_version(indexes_dir: Path, version: str) -> LoadedIndex:
@@ -117,7 +181,13 @@ def load_version(indexes_dir: Path, version: str) -> LoadedIndex:
     if len(index) != manifest["counts"]["indexed"] or len(papers) != len(index):
         raise IndexDamaged(f"index version {version}: holds {len(index)} vectors and {len(papers)} papers, "
                            f"manifest says {manifest['counts']['indexed']}; rebuild the index")
-    return LoadedIndex(version=version, manifest=manifest, index=index, papers=papers)
+    if manifest.get("vector_ids") == DATE_ORDER and any(int(r["key"]) != i for i, r in enumerate(rows)):
+        raise IndexDamaged(f"index version {version}: {PAPERS} is not keyed by position; rebuild the index")
+    try:
+        return LoadedIndex(version=version, manifest=manifest, index=index, papers=papers, rows=rows)
+    except (TypeError, KeyError, ValueError, AttributeError):
+        raise IndexDamaged(f"index version {version}: {PAPERS} or the manifest's impact block is malformed; "
+                           "rebuild the index") from None
 
 
 REQUIRED = ("model", "model_id", "revision", "dim", "theta", "cutoff", "window", "impact")

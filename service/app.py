@@ -12,7 +12,7 @@ from indexing.db import migrate
 from indexing.settings import Settings, get_settings
 from service.jobs import Jobs
 from service.limits import BodyLimit
-from service.routers import analysis, dashboard, health, index, judges, metrics, papers, runs, score
+from service.routers import analysis, dashboard, health, index, judges, metrics, papers, runs, score, systems
 from service.state import IndexHolder
 
 
@@ -39,7 +39,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.holder = IndexHolder(settings)
     app.state.jobs = Jobs()
-    for module in (health, score, index, papers, runs, judges, analysis, metrics, dashboard):
+    for module in (health, score, index, papers, runs, judges, systems, analysis, metrics, dashboard):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=dashboard.STATIC_DIR), name="static")
     return app

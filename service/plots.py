@@ -114,3 +114,43 @@ def distribution_plot(ideas: pd.DataFrame, *, fmt: str = "png") -> bytes:
     ax.set_title("HindSight score per system (◆ = mean)", fontsize=10)
     ax.grid(axis="y", alpha=0.2)
     return _render(fig, fmt)
+
+
+def cutoff_plot(answer: dict, *, fmt: str = "png") -> bytes:
+    """Cutoff sensitivity: mean score (95% CI) and match rate per group at each cutoff; hollow = leak risk."""
+    entries = answer["cutoffs"]
+    labels = [e["cutoff"] for e in entries]
+    groups = sorted({g["group"] for e in entries for g in e["groups"]})
+    colours = _colours(groups)
+    fig = Figure(figsize=(max(7.0, 1.4 * len(labels) + 4), 4.4))
+    ax_score, ax_rate = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
+    x = np.arange(len(labels), dtype=float)
+    offsets = np.linspace(-0.08, 0.08, len(groups)) if len(groups) > 1 else [0.0]
+    for off, g in zip(offsets, groups):
+        rows = [next((r for r in e["groups"] if r["group"] == g), None) for e in entries]
+        mean = np.array([np.nan if r is None or r["mean_score"] is None else r["mean_score"] for r in rows])
+        low = np.array([np.nan if r is None or not r["ci"] else r["ci"][0] for r in rows])
+        high = np.array([np.nan if r is None or not r["ci"] else r["ci"][1] for r in rows])
+        rate = np.array([np.nan if r is None or r["match_rate"] is None else r["match_rate"] for r in rows])
+        leak = np.array([bool(r and r["leak_risk"]) for r in rows])
+        colour = colours[g]
+        ax_score.errorbar(x + off, mean, yerr=[mean - low, high - mean], color=colour, capsize=3, linewidth=1.5,
+                          marker=None, label=g)
+        ax_rate.plot(x + off, 100 * rate, color=colour, linewidth=1.5, label=g)
+        for ax, y in ((ax_score, mean), (ax_rate, 100 * rate)):
+            ax.scatter((x + off)[~leak], y[~leak], color=colour, s=36, zorder=3)
+            ax.scatter((x + off)[leak], y[leak], facecolors="white", edgecolors=colour, s=36, zorder=3,
+                       linewidths=1.5)
+    for ax, title in ((ax_score, "mean HindSight score (95% CI)"), (ax_rate, "match rate (%)")):
+        ax.set_xticks(x, [f"{c}\n{e['papers']} papers" for c, e in zip(labels, entries)], fontsize=8)
+        ax.set_xlabel(f"cutoff (window ends {answer['until']})")
+        ax.set_title(title, fontsize=10)
+        ax.grid(alpha=0.2)
+    ax_rate.set_ylim(-3, 103)
+    ax_score.legend(fontsize=8, frameon=False)
+    title = f"Cutoff sensitivity · index {answer['index_version']} · {answer['model']} theta {answer['theta']}"
+    if any(g["leak_risk"] for e in entries for g in e["groups"]):
+        title += "\nhollow markers: cutoff earlier than the system's declared knowledge cutoff (leak risk)"
+    fig.suptitle(title, fontsize=10)
+    fig.subplots_adjust(top=0.82, wspace=0.25)
+    return _render(fig, fmt)

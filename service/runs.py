@@ -51,6 +51,7 @@ def run_scores(session: Session, run: Run) -> dict:
             "score": s.score, "matched": s.matched, "model": s.model, "theta": s.theta,
             "index_version": s.index_version, "cutoff": s.cutoff.isoformat(),
             "window": {"start": s.cutoff.isoformat(), "end": s.window_end.isoformat()}, "top_k": s.top_k,
+            "leak_risk": s.leak_risk, "citation_normalisation": s.citation_normalisation,
             "scored_at": s.scored_at.isoformat(),
             "matches": [{"paper_id": m.paper_id, "title": m.title, "venue": m.venue, "year": m.year,
                          "citations": m.citations, "similarity": m.similarity, "impact": m.impact,

@@ -36,6 +36,10 @@ class ScoreRequest(BaseModel):
     run: Text = Field("default", min_length=1, max_length=255, description="A label for this run of it.")
     ideas: list[IdeaIn] = Field(min_length=1)
     top_k: int | None = Field(None, ge=1, le=200)
+    cutoff: str | None = Field(None, max_length=64, description="Window start, YYYY-MM-DD, inside the built window; "
+                                                                "default: the system's declared knowledge cutoff, "
+                                                                "else the built cutoff.")
+    until: str | None = Field(None, max_length=64, description="Window end, YYYY-MM-DD; default: the built end.")
 
 
 class MatchOut(BaseModel):
@@ -69,6 +73,11 @@ class ScoringContext(BaseModel):
     window: dict[str, str]
     top_k: int
     impact: dict
+    built_window: dict[str, str] | None = None  # the index's range; cutoff and window above are the effective ones
+    cutoff_source: str = "index"  # request, system (its declared knowledge cutoff) or index
+    knowledge_cutoff: str | None = None
+    leak_risk: bool = False
+    warnings: list[dict] = []
 
 
 class ScoreResponse(ScoringContext):

@@ -8,14 +8,22 @@ from sqlalchemy.orm import Session
 from indexing.embedders import Embedder, join
 from indexing.models import Idea, Match, Run, Score
 from indexing.versions import LoadedIndex
+from indexing.windows import Window
 from service.schemas import IdeaIn, IdeaScoreOut, MatchOut, ScoringContext
+from service.systems import WindowPlan
 
 
-def context_of(loaded: LoadedIndex, top_k: int) -> ScoringContext:
+def context_of(loaded: LoadedIndex, top_k: int, plan: WindowPlan | None = None) -> ScoringContext:
+    """What a score was made with; cutoff, window and the impact's citation min/max are the effective window's."""
     m = loaded.manifest
+    window = plan.window if plan else loaded.resolve_window()
+    extra = {} if plan is None else {
+        "cutoff_source": plan.cutoff_source, "leak_risk": plan.leak_risk, "warnings": plan.warnings,
+        "knowledge_cutoff": plan.knowledge_cutoff.isoformat() if plan.knowledge_cutoff else None}
     return ScoringContext(model=m["model"], model_id=m["model_id"], revision=m["revision"], theta=m["theta"],
-                          index_version=loaded.version, cutoff=m["cutoff"], window=m["window"], top_k=top_k,
-                          impact=m["impact"])
+                          index_version=loaded.version, cutoff=window.start.isoformat(), window=window.as_dict(),
+                          top_k=top_k, impact={**m["impact"], **loaded.window_impacts(window).stats},
+                          built_window=m["window"], **extra)
 
 
 def idea_text(embedder: Embedder, idea: IdeaIn) -> str:
@@ -30,11 +38,21 @@ def score_vectors(hits: list[tuple[dict, float]], theta: float) -> tuple[float, 
     return max((m.impact for m in matches if m.above_threshold), default=0.0), matches
 
 
-def score_ideas(ideas: list[IdeaIn], *, loaded: LoadedIndex, embedder: Embedder, top_k: int) -> list[IdeaScoreOut]:
+def score_ideas(ideas: list[IdeaIn], *, loaded: LoadedIndex, embedder: Embedder, top_k: int,
+                window: Window | None = None) -> list[IdeaScoreOut]:
+    """Score ideas among the papers of the window (default: the built one), with that window's impacts."""
     vectors = embedder.encode([idea_text(embedder, i) for i in ideas])
+    return score_embedded(ideas, vectors, loaded=loaded, top_k=top_k, window=window)
+
+
+def score_embedded(ideas: list[IdeaIn], vectors, *, loaded: LoadedIndex, top_k: int,
+                   window: Window | None = None) -> list[IdeaScoreOut]:
+    window = window or loaded.resolve_window()
+    impacts = loaded.window_impacts(window)
     theta = loaded.manifest["theta"]
     out = []
-    for idea, hits in zip(ideas, loaded.search(vectors, top_k)):
+    for idea, found in zip(ideas, loaded.search_positions(vectors, top_k, allowed=window.range)):
+        hits = [({**loaded.rows[pos], "impact": impacts.of(pos)[1]}, sim) for pos, sim in found]
         score, matches = score_vectors(hits, theta)
         n = sum(m.above_threshold for m in matches)
         out.append(IdeaScoreOut(id=idea.id, score=score, matched=n > 0, n_matches=n, matches=matches))
@@ -68,7 +86,8 @@ def store_scores(session: Session, *, system: str, label: str, ideas: list[IdeaI
         row.score = Score(
             score=result.score, matched=result.matched, model=context.model, theta=context.theta,
             index_version=context.index_version, cutoff=date.fromisoformat(context.cutoff), window_end=date.fromisoformat(context.window["end"]),
-            top_k=context.top_k,
+            top_k=context.top_k, leak_risk=context.leak_risk,
+            citation_normalisation=context.impact.get("citation_normalisation", "global"),
             matches=[Match(rank=r, paper_id=m.paper_id, title=m.title, venue=m.venue, year=m.year,
                            citations=m.citations, similarity=m.similarity, impact=m.impact,
                            above_threshold=m.above_threshold) for r, m in enumerate(result.matches, start=1)],

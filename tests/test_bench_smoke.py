@@ -26,6 +26,11 @@ def test_index_scale_tiny():
     assert "flat" in out and "ivf-flat" in out and "hnsw32-flat" in out and "summary" in out
 
 
+def test_filtered_search_tiny():
+    out = bench("filtered_search.py", "--n", "2000", "--dim", "64", "--rounds", "1")
+    assert "recall_at_20_filtered" in out and "worst filtered/unfiltered ratio" in out and "cached_overhead_ms" in out
+
+
 @shared
 def test_corpus_writes_pairs_and_ideas(tmp_path):
     out = bench("corpus.py", "--out", str(tmp_path))

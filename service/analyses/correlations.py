@@ -6,7 +6,7 @@ import numpy as np
 from scipy import stats
 from sqlalchemy.orm import Session
 
-from service.analyses.selection import Selection, load_ideas, load_judge_scores, number
+from service.analyses.selection import Selection, load_ideas, load_judge_scores, number, window_report
 from service.judges import DIMENSIONS
 
 
@@ -43,4 +43,4 @@ def correlations(session: Session, *, selection: Selection, judge: str | None = 
                 rows.append({"scope": scope, "judge": name, "dimension": dim,
                              **spearman(part["score"], part[dim])})
     return {"selection": selection.as_dict(), "method": "spearman", "x": "hindsight score",
-            "ideas": int(len(ideas)), "rows": rows}
+            "ideas": int(len(ideas)), **window_report(ideas, selection), "rows": rows}

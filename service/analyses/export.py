@@ -37,7 +37,8 @@ def systems_groups_rows(answer: dict) -> list[dict]:
         ci = g["ci"] or [None, None]
         row = {"group": g["group"], "system": g["system"], "runs": " ".join(g["runs"]), "ideas": g["ideas"],
                "mean_score": g["mean_score"], "ci_low": ci[0], "ci_high": ci[1], "median_score": g["median_score"],
-               "matched": g["matched"], "match_rate": g["match_rate"]}
+               "matched": g["matched"], "match_rate": g["match_rate"], "windows": " ".join(g.get("windows", [])),
+               "leak_risk_ideas": g.get("leak_risk_ideas", 0)}
         for judge, dims in g["judges"].items():
             for dim in DIMENSIONS:
                 row[f"{judge}.{dim}"] = dims[dim]["mean"]

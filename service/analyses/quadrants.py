@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 
 from service.analyses.selection import (
     AnalysisError, Selection, best_matches, check_dimension, load_ideas, load_judge_scores, number, pick_judge,
-    scoring_contexts, unscored_count, with_judge,
+    scoring_contexts, unscored_count, window_report, with_judge,
 )
 
 # key: (label, high HindSight, high judge)
@@ -150,6 +150,7 @@ def quadrants(session: Session, *, selection: Selection, judge: str | None = Non
         "quadrants": {k: v[0] for k, v in QUADRANTS.items()},
         "scoring": scoring_contexts(session, frame["score_id"]),
         "unscored_ideas": unscored_count(session, selection),
+        **window_report(frame, selection),
         "counts": quadrant_counts(frame),
         "sort": {"by": sort, "order": order},
         "ideas": lists,

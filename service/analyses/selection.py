@@ -2,16 +2,17 @@
 
 import math
 from dataclasses import dataclass
+from datetime import date
 
 import numpy as np
 import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from indexing.models import Idea, JudgeScore, Match, Run, Score
+from indexing.models import Idea, JudgeScore, Match, Run, Score, System
 from service.judges import DIMENSIONS
 
-GROUP_BY = ("system", "run")
+GROUP_BY = ("system", "run", "window")
 
 
 class AnalysisError(ValueError):
@@ -25,14 +26,33 @@ class AnalysisError(ValueError):
 
 @dataclass(frozen=True)
 class Selection:
-    """Runs (ids) and systems to include (empty = all) and how ideas are grouped."""
+    """Runs (ids), systems and a scoring window to include (empty = all), how ideas are grouped, and whether
+    scores made in different windows may be pooled."""
 
     runs: tuple[int, ...] = ()
     systems: tuple[str, ...] = ()
     group_by: str = "system"
+    cutoff: str | None = None  # only scores whose window starts on this date
+    until: str | None = None  # only scores whose window ends on this date
+    pool_windows: bool = False
 
     def as_dict(self) -> dict:
-        return {"runs": list(self.runs), "systems": list(self.systems), "group_by": self.group_by}
+        return {"runs": list(self.runs), "systems": list(self.systems), "group_by": self.group_by,
+                "cutoff": self.cutoff, "until": self.until, "pool_windows": self.pool_windows}
+
+
+def _day(value: str | None, field: str) -> date | None:
+    if value is None or str(value).strip() == "":
+        return None
+    try:
+        return date.fromisoformat(str(value).strip())
+    except ValueError:
+        raise AnalysisError(field, f"{str(value)[:40]!a} is not a date (YYYY-MM-DD)") from None
+
+
+def window_label(cutoff: date, end: date, normalisation: str = "global") -> str:
+    """A scoring window as a label; scores under another citation normalisation are on another scale."""
+    return f"{cutoff.isoformat()}..{end.isoformat()}" + ("" if normalisation == "global" else f" ({normalisation})")
 
 
 def number(value) -> float | None:
@@ -74,26 +94,70 @@ def check_selection(session: Session, selection: Selection) -> None:
 
 
 def load_ideas(session: Session, selection: Selection) -> pd.DataFrame:
-    """One row per scored idea: idea_pk, idea_id, run_id, system, run, group, score, matched, score_id."""
+    """One row per scored idea: idea_pk, idea_id, run_id, system, run, group, score, matched, score_id, window,
+    leak_risk.
+
+    Scores from different windows (cutoff, end, citation normalisation) measure different futures on different
+    scales: a selection that mixes them is refused unless pool_windows, or grouped per window."""
     check_selection(session, selection)
-    query = (select(Idea.pk, Idea.idea_id, Run.id, Run.system, Run.label, Score.id, Score.score, Score.matched)
-             .join(Run, Run.id == Idea.run_id).join(Score, Score.idea_pk == Idea.pk).order_by(Idea.pk))
+    cutoff, until = _day(selection.cutoff, "cutoff"), _day(selection.until, "until")
+    query = (select(Idea.pk, Idea.idea_id, Run.id, Run.system, Run.label, Score.id, Score.score, Score.matched,
+                    Score.cutoff, Score.window_end, Score.citation_normalisation, Score.leak_risk,
+                    System.knowledge_cutoff)
+             .join(Run, Run.id == Idea.run_id).join(Score, Score.idea_pk == Idea.pk)
+             .outerjoin(System, System.name == Run.system).order_by(Idea.pk))
     if selection.runs:
         query = query.where(Run.id.in_(selection.runs))
     if selection.systems:
         query = query.where(Run.system.in_(selection.systems))
-    frame = pd.DataFrame(session.execute(query).all(), columns=[
+    if cutoff:
+        query = query.where(Score.cutoff == cutoff)
+    if until:
+        query = query.where(Score.window_end == until)
+    rows = session.execute(query).all()
+    frame = pd.DataFrame([r[:8] for r in rows], columns=[
         "idea_pk", "idea_id", "run_id", "system", "run", "score_id", "score", "matched"])
     frame["score"] = frame["score"].astype(float)
     frame["matched"] = frame["matched"].astype(bool)
-    frame["group"] = frame["system"] if selection.group_by == "system" else frame["system"] + "/" + frame["run"]
+    frame["window"] = pd.Series([window_label(r[8], r[9], r[10]) for r in rows], dtype=object)
+    # flagged when scored, or since: a system declared later with a cutoff after this score's
+    frame["leak_risk"] = pd.Series([bool(r[11]) or (r[12] is not None and r[8] < r[12]) for r in rows], dtype=bool)
+    if selection.group_by == "system":
+        frame["group"] = frame["system"]
+    elif selection.group_by == "run":
+        frame["group"] = frame["system"] + "/" + frame["run"]
+    else:
+        frame["group"] = frame["system"] + " @ " + frame["window"]
+    windows = sorted(frame["window"].unique())
+    if len(windows) > 1 and not selection.pool_windows and selection.group_by != "window":
+        raise AnalysisError("pool_windows", (
+            f"the selection mixes scores from {len(windows)} windows ({', '.join(windows)}): a score at one cutoff "
+            "counts matches among other papers, with c_hat over other papers, than a score at another, so pooling "
+            "them compares different futures; filter one window (cutoff=..., until=...), group per window "
+            "(group_by=window), or pool anyway with pool_windows=true (--pool-windows)"))
     return frame
+
+
+def window_report(ideas: pd.DataFrame, selection: Selection) -> dict:
+    """The windows an answer's scores come from and the ideas scored earlier than their system's knowledge."""
+    leaks = ideas[ideas["leak_risk"].astype(bool)]
+    report = {
+        "windows": [{"window": w, "ideas": int(len(part)), "leak_risk_ideas": int(part["leak_risk"].sum())}
+                    for w, part in ideas.groupby("window", sort=True)],
+        "pooled_windows": bool(selection.pool_windows and ideas["window"].nunique() > 1),
+        "leak_risk": {"ideas": int(len(leaks)), "systems": sorted(leaks["system"].unique().tolist())},
+    }
+    if len(leaks):
+        report["warnings"] = [{"code": "leak_risk", "message": (
+            f"{len(leaks)} of {len(ideas)} scores ({', '.join(report['leak_risk']['systems'])}) were made at a cutoff "
+            "earlier than the system's declared knowledge cutoff: their matches may be papers the generator knew")}]
+    return report
 
 
 def unscored_count(session: Session, selection: Selection) -> int:
     """Ideas stored in the selection without a HindSight score (reported, never silently dropped)."""
     query = (select(func.count(Idea.pk)).join(Run, Run.id == Idea.run_id)
-             .outerjoin(Score, Score.idea_pk == Idea.pk).where(Score.id.is_(None)))
+             .outerjoin(Score, Score.idea_pk == Idea.pk).where(Score.id.is_(None)))  # any window: none has one
     if selection.runs:
         query = query.where(Run.id.in_(selection.runs))
     if selection.systems:

@@ -8,7 +8,7 @@ from scipy import stats
 from sqlalchemy.orm import Session
 
 from service.analyses.selection import (
-    Selection, finite, load_ideas, load_judge_scores, number, scoring_contexts, unscored_count,
+    Selection, finite, load_ideas, load_judge_scores, number, scoring_contexts, unscored_count, window_report,
 )
 from service.judges import DIMENSIONS
 
@@ -70,6 +70,7 @@ def systems_summary(session: Session, *, selection: Selection, confidence: float
                                     method=method),
             "median_score": number(part["score"].median()), "matched": int(part["matched"].sum()),
             "match_rate": number(part["matched"].mean()), "judges": per_judge,
+            "windows": sorted(part["window"].unique()), "leak_risk_ideas": int(part["leak_risk"].sum()),
         })
     comparisons = []
     for a, b in combinations(sorted(samples), 2):
@@ -88,6 +89,7 @@ def systems_summary(session: Session, *, selection: Selection, confidence: float
                       "n_resamples": n_resamples, "seed": seed},
         "scoring": scoring_contexts(session, ideas["score_id"]),
         "unscored_ideas": unscored_count(session, selection),
+        **window_report(ideas, selection),
         "judges": judge_names,
         "groups": groups,
         "comparisons": comparisons,

@@ -13,13 +13,19 @@ from service.analyses import (
 )
 from service.analyses.quadrants import quadrant_counts
 from service.analyses.selection import load_ideas
-from service.cli.common import JsonOpt, console, fail, print_json, ready_settings
+from indexing.windows import WindowError
+from service.analyses.cutoffs import cutoff_rows, cutoff_sensitivity
+from service.cli.common import JsonOpt, console, current_index, fail, print_json, ready_settings
 
 app = typer.Typer(help="Analyses of stored scores against LLM-judge scores.", no_args_is_help=True)
 
 RunOpt = typer.Option(None, "--run", help="Run id or label to include (repeatable); all runs when absent.")
 SystemOpt = typer.Option(None, "--system", help="System to include (repeatable); all when absent.")
-ByOpt = typer.Option("system", "--by", help="Group ideas per system or per run.")
+ByOpt = typer.Option("system", "--by", help="Group ideas per system, per run, or per system and window.")
+CutoffOpt = typer.Option(None, "--cutoff", help="Only scores whose window starts on this date (YYYY-MM-DD).")
+UntilOpt = typer.Option(None, "--until", help="Only scores whose window ends on this date (YYYY-MM-DD).")
+PoolOpt = typer.Option(False, "--pool-windows", help="Pool scores made in different windows (refused by default: "
+                                                    "they measure different futures).")
 CsvOpt = typer.Option(None, "--csv", help="Write the table as CSV to this file.", dir_okay=False)
 PlotOpt = typer.Option(None, "--plot", help="Write the plot to this .png or .svg file.", dir_okay=False)
 TableOpt = typer.Option(None, "--table", help="Which table --csv writes (systems: groups|comparisons; "
@@ -40,9 +46,16 @@ def _pval(p) -> str:
     return "–" if p is None else "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def _selection(session, runs: list[str] | None, systems: list[str] | None, by: str) -> Selection:
+def _selection(session, runs: list[str] | None, systems: list[str] | None, by: str, cutoff: str | None = None,
+               until: str | None = None, pool: bool = False) -> Selection:
     ids = resolve_runs(session, runs or [], systems=systems or None)
-    return Selection(runs=ids, systems=tuple(systems or ()), group_by=by)
+    return Selection(runs=ids, systems=tuple(systems or ()), group_by=by, cutoff=cutoff, until=until,
+                     pool_windows=pool)
+
+
+def _print_warnings(answer: dict) -> None:
+    for w in answer.get("warnings", []):
+        console.print(f"[bold yellow]warning ({w['code']}):[/] {w['message']}", highlight=False)
 
 
 def _plot_format(path: Path) -> str:
@@ -60,7 +73,7 @@ def _write_csv(path: Path | None, kind: str, answer: dict, table: str | None) ->
 
 @app.command()
 def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = ByOpt,
-            n_resamples: int = typer.Option(2000, help="Bootstrap resamples."),
+            cutoff: str = CutoffOpt, until: str = UntilOpt, pool_windows: bool = PoolOpt, n_resamples: int = typer.Option(2000, help="Bootstrap resamples."),
             seed: int = typer.Option(0, help="Bootstrap seed."),
             json_out: bool = JsonOpt, csv_file: Path = CsvOpt, table: str = TableOpt, plot: Path = PlotOpt) -> None:
     """Per system: ideas, mean HindSight score with a bootstrap 95% CI, match rate, judge means; pairwise tests."""
@@ -68,7 +81,7 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
     fmt = _plot_format(plot) if plot else None
     try:
         with session_scope(settings.db_path) as session:
-            selection = _selection(session, run, system, by)
+            selection = _selection(session, run, system, by, cutoff, until, pool_windows)
             answer = systems_summary(session, selection=selection, n_resamples=n_resamples, seed=seed)
             image = plots.distribution_plot(load_ideas(session, selection), fmt=fmt) if plot else None
         _write_csv(csv_file, "systems", answer, table)
@@ -78,6 +91,7 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
     if json_out:
         print_json(answer)
         return
+    _print_warnings(answer)
     t = Table("system", "ideas", "mean (95% CI)", "match rate",
               *(f"{j} overall" for j in answer["judges"]), title="HindSight per system")
     for g in answer["groups"]:
@@ -97,19 +111,22 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
 
 @app.command("correlations")
 def correlations_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = ByOpt,
+                  cutoff: str = CutoffOpt, until: str = UntilOpt, pool_windows: bool = PoolOpt,
                   judge: str = typer.Option(None, "--judge", help="Only this judge."),
                   json_out: bool = JsonOpt, csv_file: Path = CsvOpt) -> None:
     """Spearman rho and p between the HindSight score and each judge dimension, overall and per system."""
     settings = ready_settings()
     try:
         with session_scope(settings.db_path) as session:
-            answer = correlations(session, selection=_selection(session, run, system, by), judge=judge)
+            answer = correlations(session, selection=_selection(session, run, system, by, cutoff, until,
+                                                                pool_windows), judge=judge)
         _write_csv(csv_file, "correlations", answer, None)
     except AnalysisError as exc:
         fail(str(exc))
     if json_out:
         print_json(answer)
         return
+    _print_warnings(answer)
     t = Table("scope", "judge", "dimension", "n", "rho", "p", title="Spearman correlation with the HindSight score")
     for r in answer["rows"]:
         t.add_row(r["scope"], r["judge"], r["dimension"], str(r["n"]), _fmt(r["rho"], 2), _pval(r["p"]))
@@ -118,6 +135,7 @@ def correlations_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: st
 
 @app.command("quadrants")
 def quadrants_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = ByOpt,
+               cutoff: str = CutoffOpt, until: str = UntilOpt, pool_windows: bool = PoolOpt,
                judge: str = typer.Option(None, "--judge", help="The judge (needed when several scored the ideas)."),
                dimension: str = typer.Option("overall", "--dimension", help="novelty, feasibility, impact, overall"),
                hindsight_cut: str = typer.Option("matched", "--hindsight-cut", help="matched, median or a number."),
@@ -133,7 +151,7 @@ def quadrants_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str =
     image = None
     try:
         with session_scope(settings.db_path) as session:
-            selection = _selection(session, run, system, by)
+            selection = _selection(session, run, system, by, cutoff, until, pool_windows)
             options = dict(selection=selection, judge=judge, dimension=dimension, hindsight_cut=hindsight_cut,
                            judge_cut=judge_cut)
             answer = quadrants(session, **options, sort=sort, order=order, page=page, page_size=page_size)
@@ -150,6 +168,7 @@ def quadrants_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str =
     if json_out:
         print_json(answer)
         return
+    _print_warnings(answer)
     console.print(f"{answer['judge']} · {answer['dimension']}: {answer['cuts']['hindsight']['rule']}; "
                   f"{answer['cuts']['judge']['rule']}", highlight=False)
     t = Table("system", "judged", *(label for label, _, _ in QUADRANTS.values()), title="quadrants")
@@ -167,3 +186,66 @@ def quadrants_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str =
             lt.add_row(it["idea_id"], it["group"], _fmt(it["score"]), _fmt(it["judge_value"], 1),
                        f"{best['title'][:60]} ({best['similarity']:.2f})" if best else "–")
         console.print(lt)
+
+
+@app.command("cutoffs")
+def cutoffs_(run: list[str] = RunOpt, system: list[str] = SystemOpt,
+             by: str = typer.Option("system", "--by", help="Group per system or per run."),
+             cutoffs: str = typer.Option(..., "--cutoffs", help="Comma-separated cutoff dates inside the built "
+                                                                "window, e.g. 2023-06-01,2023-12-01,2024-06-01."),
+             until: str = typer.Option(None, "--until", help="Window end for every cutoff (default: the built end)."),
+             top_k: int = typer.Option(None, "--top-k", help="Papers retrieved per idea (default 20)."),
+             n_resamples: int = typer.Option(2000, help="Bootstrap resamples."),
+             seed: int = typer.Option(0, help="Bootstrap seed."),
+             json_out: bool = JsonOpt, csv_file: Path = CsvOpt, plot: Path = PlotOpt) -> None:
+    """Cutoff sensitivity: the runs' ideas re-scored at each cutoff of the current index (nothing stored): mean
+    score, match rate and the system comparison per cutoff, and whether the comparison survives the shift."""
+    settings = ready_settings()
+    if by not in ("system", "run"):
+        fail(f"--by: expected system or run, got {by!r}")
+    fmt = _plot_format(plot) if plot else None
+    loaded, embedder = current_index(settings)
+    try:
+        with session_scope(settings.db_path) as session:
+            answer = cutoff_sensitivity(session, loaded=loaded, embedder=embedder,
+                                        selection=_selection(session, run, system, by), cutoffs=cutoffs,
+                                        until=until, top_k=top_k or settings.top_k, n_resamples=n_resamples,
+                                        seed=seed)
+    except WindowError as exc:
+        fail(f"--{exc.field}: {exc.message}")
+    except AnalysisError as exc:
+        fail(str(exc))
+    if csv_file:
+        csv_file.write_text(to_csv(cutoff_rows(answer)), encoding="utf-8")
+        console.print(f"wrote {csv_file}", highlight=False)
+    _write_plot(plot, plots.cutoff_plot(answer, fmt=fmt) if plot else None)
+    if json_out:
+        print_json(answer)
+        return
+    t = Table("cutoff", "papers", *(f"{g} mean (95% CI)" for g in _group_names(answer)),
+              *(f"{g} match" for g in _group_names(answer)), "leader",
+              title=f"cutoff sensitivity: index {answer['index_version']}, window end {answer['until']}, "
+                    f"{answer['ideas']} ideas re-scored (not stored)")
+    for e in answer["cutoffs"]:
+        by_name = {g["group"]: g for g in e["groups"]}
+        cells = []
+        for name in _group_names(answer):
+            g = by_name[name]
+            ci = f" [{_fmt(g['ci'][0])}, {_fmt(g['ci'][1])}]" if g["ci"] else ""
+            cells.append(f"{_fmt(g['mean_score'])}{ci}" + (" LEAK" if g["leak_risk"] else ""))
+        rates = [f"{100 * (by_name[n]['match_rate'] or 0):.0f}%" for n in _group_names(answer)]
+        lead = ", ".join(f"{c['a'] if (c['mean_a'] or 0) > (c['mean_b'] or 0) else c['b']} "
+                         f"(p {_pval(c['mannwhitney_p'])})" for c in e["comparisons"]) or "–"
+        t.add_row(e["cutoff"], str(e["papers"]), *cells, *rates, lead)
+    console.print(t)
+    for pair in answer["stability"]:
+        verdict = "holds at every cutoff" if pair["consistent"] else "does NOT hold at every cutoff"
+        console.print(f"{pair['a']} vs {pair['b']}: the leader {verdict} "
+                      f"({', '.join(str(x) for x in pair['leader_by_cutoff'])})", highlight=False)
+    for e in answer["cutoffs"]:
+        for w in e["warnings"]:
+            console.print(f"[bold yellow]warning ({w['code']}):[/] {w['message']}", highlight=False)
+
+
+def _group_names(answer: dict) -> list[str]:
+    return sorted({g["group"] for e in answer["cutoffs"] for g in e["groups"]})

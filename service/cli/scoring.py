@@ -8,9 +8,11 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from indexing.db import session_scope
+from indexing.windows import WindowError
 from service.cli.common import JsonOpt, console, current_index, fail, print_json, progress_bars, ready_settings
 from service.schemas import IdeaIn
 from service.scoring import context_of, score_ideas, store_scores
+from service.systems import plan_window
 
 
 def read_ideas(path: Path) -> list[IdeaIn]:
@@ -38,19 +40,30 @@ def score(ideas_file: Path = typer.Argument(..., exists=True, dir_okay=False, he
           system: str = typer.Option("default", help="The generator system that wrote the ideas."),
           run: str = typer.Option("default", help="A label for this run."),
           top_k: int = typer.Option(None, help="Papers retrieved per idea (default 20)."),
+          cutoff: str = typer.Option(None, help="Window start YYYY-MM-DD inside the built window (default: the "
+                                                "system's declared knowledge cutoff, else the built cutoff)."),
+          until: str = typer.Option(None, help="Window end YYYY-MM-DD (default: the built end)."),
           json_out: bool = JsonOpt) -> None:
     """Score ideas against the current index and store them under the run."""
     settings = ready_settings()
     ideas = read_ideas(ideas_file)
     loaded, embedder = current_index(settings)
+    try:
+        with session_scope(settings.db_path) as session:
+            plan = plan_window(session, loaded, system=system, cutoff=cutoff, until=until)
+    except WindowError as exc:
+        fail(f"--{exc.field}: {exc.message}")
+    for warning in plan.warnings:
+        console.print(f"[bold yellow]warning ({warning['code']}):[/] {warning['message']}", highlight=False)
     top_k = top_k or settings.top_k
     results = []
     with progress_bars(not json_out) as bars:
         for start in range(0, len(ideas), 32):
-            results += score_ideas(ideas[start:start + 32], loaded=loaded, embedder=embedder, top_k=top_k)
+            results += score_ideas(ideas[start:start + 32], loaded=loaded, embedder=embedder, top_k=top_k,
+                                   window=plan.window)
             if bars:
                 bars("score", min(32, len(ideas) - start), len(ideas))
-    context = context_of(loaded, top_k)
+    context = context_of(loaded, top_k, plan)
     with session_scope(settings.db_path) as session:
         run_id = store_scores(session, system=system, label=run, ideas=ideas, results=results, context=context)
     lines = [{**r.model_dump(), **context.model_dump(), "system": system, "run": run} for r in results]
@@ -62,7 +75,8 @@ def score(ideas_file: Path = typer.Argument(..., exists=True, dir_okay=False, he
         return
     table = Table("idea", "score", "matched", "best match", "similarity",
                   title=f"{system}/{run}: model {context.model}, theta {context.theta}, index "
-                        f"{context.index_version}, window {context.window['start']}..{context.window['end']}")
+                        f"{context.index_version}, window {context.window['start']}..{context.window['end']}"
+                        + (" (LEAK RISK)" if context.leak_risk else ""))
     for r in results:
         best = next((x for x in r.matches if x.above_threshold), r.matches[0] if r.matches else None)
         table.add_row(r.id, f"{r.score:.3f}", "yes" if r.matched else "no",

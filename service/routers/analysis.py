@@ -2,7 +2,7 @@
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, HTTPException, Path, Query
+from fastapi import APIRouter, Depends, HTTPException, Path, Query
 from pydantic import Field
 from fastapi.responses import PlainTextResponse, Response
 
@@ -11,9 +11,12 @@ from service.analyses import (
     AnalysisError, Selection, correlations, idea_detail, quadrant_points, quadrants, systems_summary, table_rows,
     to_csv,
 )
+from indexing.windows import WindowError
+from service.analyses.cutoffs import cutoff_rows, cutoff_sensitivity
 from service.analyses.quadrants import quadrant_counts
 from service.analyses.selection import load_ideas
-from service.deps import SessionDep
+from service.deps import HolderDep, SessionDep, SettingsDep
+from service.state import NoIndex
 
 router = APIRouter(prefix="/v1/analysis", tags=["analysis"])
 
@@ -21,14 +24,26 @@ RowId = Annotated[int, Field(ge=1, le=2**63 - 1)]  # SQLite's integer range: lar
 Runs = Annotated[list[RowId], Query(description="Run ids to include (repeat the parameter); all when absent.")]
 Seed = Annotated[int, Query(ge=0, le=2**63 - 1, description="Bootstrap seed.")]
 Systems = Annotated[list[str], Query(description="Systems to include (repeat the parameter); all when absent.")]
-GroupBy = Annotated[Literal["system", "run"], Query(description="Group ideas per system or per system/run.")]
+GroupBy = Annotated[Literal["system", "run", "window"],
+                    Query(description="Group ideas per system, per system/run or per system and scoring window.")]
 Format = Annotated[Literal["json", "csv"], Query(description="json, or csv for a flat table.")]
 HindsightCut = Annotated[str | None, Query(description="matched (default), median, or a number: high = score > it.")]
 JudgeCut = Annotated[str | None, Query(description="median (default) or a number: high = judge score > it.")]
 
 
-def _selection(runs: list[int], systems: list[str], group_by: str) -> Selection:
-    return Selection(runs=tuple(runs), systems=tuple(systems), group_by=group_by)
+def window_filter(
+        cutoff: Annotated[str | None, Query(description="Only scores whose window starts on this date.")] = None,
+        until: Annotated[str | None, Query(description="Only scores whose window ends on this date.")] = None,
+        pool_windows: Annotated[bool, Query(description="Pool scores made in different windows (refused by "
+                                                        "default: they measure different futures).")] = False) -> dict:
+    return {"cutoff": cutoff, "until": until, "pool_windows": pool_windows}
+
+
+Windows = Annotated[dict, Depends(window_filter)]
+
+
+def _selection(runs: list[int], systems: list[str], group_by: str, windows: dict | None = None) -> Selection:
+    return Selection(runs=tuple(runs), systems=tuple(systems), group_by=group_by, **(windows or {}))
 
 
 def _answer(kind: str, answer: dict, fmt: str, table: str | None):
@@ -43,31 +58,33 @@ def _unprocessable(exc: AnalysisError) -> HTTPException:
 
 
 @router.get("/systems")
-def systems(session: SessionDep, runs: Runs = [], systems: Systems = [], group_by: GroupBy = "system",
-            n_resamples: Annotated[int, Query(ge=100, le=20000)] = 2000, seed: Seed = 0,
+def systems(session: SessionDep, windows: Windows, runs: Runs = [], systems: Systems = [],
+            group_by: GroupBy = "system", n_resamples: Annotated[int, Query(ge=100, le=20000)] = 2000, seed: Seed = 0,
             format: Format = "json", table: Literal["groups", "comparisons"] | None = None):
     """Per system: ideas, mean HindSight score with a bootstrap 95% CI, match rate, judge means; comparisons."""
     try:
-        answer = systems_summary(session, selection=_selection(runs, systems, group_by), n_resamples=n_resamples,
-                                 seed=seed)
+        answer = systems_summary(session, selection=_selection(runs, systems, group_by, windows),
+                                 n_resamples=n_resamples, seed=seed)
         return _answer("systems", answer, format, table)
     except AnalysisError as exc:
         raise _unprocessable(exc) from None
 
 
 @router.get("/correlations")
-def correlation(session: SessionDep, runs: Runs = [], systems: Systems = [], group_by: GroupBy = "system",
+def correlation(session: SessionDep, windows: Windows, runs: Runs = [], systems: Systems = [],
+                group_by: GroupBy = "system",
                 judge: str | None = None, format: Format = "json"):
     """Spearman rho and p between the HindSight score and each judge dimension, overall and per group."""
     try:
-        return _answer("correlations", correlations(session, selection=_selection(runs, systems, group_by),
+        return _answer("correlations", correlations(session, selection=_selection(runs, systems, group_by, windows),
                                                     judge=judge), format, None)
     except AnalysisError as exc:
         raise _unprocessable(exc) from None
 
 
 @router.get("/quadrants")
-def quadrant_table(session: SessionDep, runs: Runs = [], systems: Systems = [], group_by: GroupBy = "system",
+def quadrant_table(session: SessionDep, windows: Windows, runs: Runs = [], systems: Systems = [],
+                   group_by: GroupBy = "system",
              judge: str | None = None, dimension: str = "overall", hindsight_cut: HindsightCut = None,
              judge_cut: JudgeCut = None, quadrant: str | None = None,
              sort: Literal["score", "judge", "idea_id", "group"] = "score", order: Literal["asc", "desc"] = "desc",
@@ -75,7 +92,8 @@ def quadrant_table(session: SessionDep, runs: Runs = [], systems: Systems = [], 
              format: Format = "json", table: Literal["counts", "ideas"] | None = None):
     """Quadrant counts and shares per group (cuts echoed) and a sorted page of ideas per quadrant with best match."""
     try:
-        answer = quadrants(session, selection=_selection(runs, systems, group_by), judge=judge, dimension=dimension,
+        answer = quadrants(session, selection=_selection(runs, systems, group_by, windows), judge=judge,
+                           dimension=dimension,
                            hindsight_cut=hindsight_cut, judge_cut=judge_cut, quadrant=quadrant, sort=sort,
                            order=order, page=page, page_size=None if format == "csv" and table == "ideas"
                            else page_size)
@@ -85,11 +103,11 @@ def quadrant_table(session: SessionDep, runs: Runs = [], systems: Systems = [], 
 
 
 @router.get("/quadrants.{fmt}")
-def quadrant_image(fmt: Literal["png", "svg"], session: SessionDep, runs: Runs = [], systems: Systems = [],
-                   group_by: GroupBy = "system", judge: str | None = None, dimension: str = "overall",
+def quadrant_image(fmt: Literal["png", "svg"], session: SessionDep, windows: Windows, runs: Runs = [],
+                   systems: Systems = [], group_by: GroupBy = "system", judge: str | None = None, dimension: str = "overall",
                    hindsight_cut: HindsightCut = None, judge_cut: JudgeCut = None) -> Response:
     """The quadrant scatter: HindSight vs judge score, one colour per group, cut lines, shares per quadrant."""
-    selection = _selection(runs, systems, group_by)
+    selection = _selection(runs, systems, group_by, windows)
     try:
         frame, meta = quadrant_points(session, selection=selection, judge=judge, dimension=dimension,
                                       hindsight_cut=hindsight_cut, judge_cut=judge_cut)
@@ -100,14 +118,61 @@ def quadrant_image(fmt: Literal["png", "svg"], session: SessionDep, runs: Runs =
 
 
 @router.get("/distributions.{fmt}")
-def distribution_image(fmt: Literal["png", "svg"], session: SessionDep, runs: Runs = [], systems: Systems = [],
-                       group_by: GroupBy = "system") -> Response:
+def distribution_image(fmt: Literal["png", "svg"], session: SessionDep, windows: Windows, runs: Runs = [],
+                       systems: Systems = [], group_by: GroupBy = "system") -> Response:
     """Per-group HindSight score distributions."""
     try:
-        ideas = load_ideas(session, _selection(runs, systems, group_by))
+        ideas = load_ideas(session, _selection(runs, systems, group_by, windows))
     except AnalysisError as exc:
         raise _unprocessable(exc) from None
     return Response(plots.distribution_plot(ideas, fmt=fmt), media_type=plots.FORMATS[fmt])
+
+
+def _sensitivity(session, settings, holder, *, runs, systems, group_by, cutoffs, until, top_k, n_resamples, seed):
+    try:
+        loaded = holder.current()
+        embedder = holder.embedder_for(loaded)
+    except NoIndex as exc:
+        raise HTTPException(503, str(exc)) from None
+    try:
+        return cutoff_sensitivity(session, loaded=loaded, embedder=embedder,
+                                  selection=_selection(runs, systems, group_by), cutoffs=cutoffs, until=until,
+                                  top_k=top_k or settings.top_k, n_resamples=n_resamples, seed=seed)
+    except WindowError as exc:
+        raise HTTPException(422, exc.detail()) from None
+    except AnalysisError as exc:
+        raise _unprocessable(exc) from None
+
+
+Cutoffs = Annotated[str, Query(max_length=1000, description="Comma-separated cutoff dates (YYYY-MM-DD) inside the "
+                                                            "built window, e.g. 2023-06-01,2023-12-01,2024-06-01.")]
+Until = Annotated[str | None, Query(max_length=64, description="Window end for every cutoff; default the built end.")]
+TopK = Annotated[int | None, Query(ge=1, le=200)]
+SensitivityBy = Annotated[Literal["system", "run"], Query(description="Group per system or per system/run.")]
+
+
+@router.get("/cutoffs")
+def cutoffs(session: SessionDep, settings: SettingsDep, holder: HolderDep, cutoffs: Cutoffs, runs: Runs = [],
+            systems: Systems = [], group_by: SensitivityBy = "system", until: Until = None, top_k: TopK = None,
+            n_resamples: Annotated[int, Query(ge=100, le=20000)] = 2000, seed: Seed = 0, format: Format = "json"):
+    """Cutoff sensitivity: the runs' ideas re-scored at each cutoff (not stored): per system mean score [CI],
+    match rate, leak risk, comparisons, and whether each pair's leader survives every cutoff."""
+    answer = _sensitivity(session, settings, holder, runs=runs, systems=systems, group_by=group_by, cutoffs=cutoffs,
+                          until=until, top_k=top_k, n_resamples=n_resamples, seed=seed)
+    if format == "csv":
+        return PlainTextResponse(to_csv(cutoff_rows(answer)), media_type="text/csv",
+                                 headers={"Content-Disposition": 'attachment; filename="cutoffs.csv"'})
+    return answer
+
+
+@router.get("/cutoffs.{fmt}")
+def cutoffs_image(fmt: Literal["png", "svg"], session: SessionDep, settings: SettingsDep, holder: HolderDep,
+                  cutoffs: Cutoffs, runs: Runs = [], systems: Systems = [], group_by: SensitivityBy = "system",
+                  until: Until = None, top_k: TopK = None, seed: Seed = 0) -> Response:
+    """The sensitivity plot: mean score (95% CI) and match rate per system at each cutoff."""
+    answer = _sensitivity(session, settings, holder, runs=runs, systems=systems, group_by=group_by, cutoffs=cutoffs,
+                          until=until, top_k=top_k, n_resamples=1000, seed=seed)
+    return Response(plots.cutoff_plot(answer, fmt=fmt), media_type=plots.FORMATS[fmt])
 
 
 @router.get("/ideas/{idea_pk}")

@@ -2,10 +2,12 @@
 
 from fastapi import APIRouter, HTTPException
 
+from indexing.windows import WindowError
 from service.deps import HolderDep, SessionDep, SettingsDep
 from service.schemas import ScoreRequest, ScoreResponse
 from service.scoring import context_of, score_ideas, store_scores
 from service.state import NoIndex
+from service.systems import plan_window
 
 router = APIRouter(prefix="/v1", tags=["scoring"])
 
@@ -37,9 +39,13 @@ def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep, session: 
         embedder = holder.embedder_for(loaded)
     except NoIndex as exc:
         raise HTTPException(503, str(exc)) from None
+    try:
+        plan = plan_window(session, loaded, system=req.system, cutoff=req.cutoff, until=req.until)
+    except WindowError as exc:
+        raise HTTPException(422, exc.detail()) from None
     top_k = req.top_k or settings.top_k
-    results = score_ideas(req.ideas, loaded=loaded, embedder=embedder, top_k=top_k)
-    context = context_of(loaded, top_k)
+    results = score_ideas(req.ideas, loaded=loaded, embedder=embedder, top_k=top_k, window=plan.window)
+    context = context_of(loaded, top_k, plan)
     run_id = store_scores(session, system=req.system, label=req.run, ideas=req.ideas, results=results,
                           context=context)
     return ScoreResponse(**context.model_dump(), system=req.system, run=req.run, run_id=run_id, ideas=results)

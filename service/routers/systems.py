@@ -1,0 +1,41 @@
+"""Idea generators and their declared knowledge cutoffs: list, read, declare (admin)."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Path
+from pydantic import BaseModel, Field
+
+from service.deps import AdminDep, SessionDep
+from service.systems import SystemInputError, as_dict, get_system, list_systems, set_system
+
+router = APIRouter(prefix="/v1/systems", tags=["systems"])
+
+Name = Annotated[str, Path(min_length=1, max_length=255)]
+
+
+class SystemIn(BaseModel):
+    knowledge_cutoff: str = Field(max_length=64, description="YYYY-MM-DD: the newest literature it may know.")
+    model: str | None = Field(None, max_length=1000, description="e.g. the LLM behind the generator.")
+
+
+@router.get("")
+def systems(session: SessionDep) -> list[dict]:
+    """Every declared system with its knowledge cutoff."""
+    return list_systems(session)
+
+
+@router.get("/{name}")
+def system(name: Name, session: SessionDep) -> dict:
+    found = get_system(session, name)
+    if found is None:
+        raise HTTPException(404, f"no system {name!r} declared; declare it with PUT /v1/systems/{{name}}")
+    return as_dict(found)
+
+
+@router.put("/{name}", dependencies=[AdminDep])
+def declare(name: Name, body: SystemIn, session: SessionDep) -> dict:
+    """Declare a system's knowledge cutoff: its runs default to it, and earlier cutoffs get a leak_risk warning."""
+    try:
+        return set_system(session, name=name, knowledge_cutoff=body.knowledge_cutoff, model=body.model)
+    except SystemInputError as exc:
+        raise HTTPException(422, {"field": exc.field, "message": str(exc)}) from None
