@@ -101,6 +101,13 @@ class Score(Base):
     cutoff: Mapped[date] = mapped_column(Date)
     window_end: Mapped[date] = mapped_column(Date)
     top_k: Mapped[int] = mapped_column(Integer)
+    # the match decision (migration 0003_matcher); NULL on scores stored before it: those are dense
+    matcher: Mapped[str | None] = mapped_column(String(32))
+    matcher_version: Mapped[str | None] = mapped_column(String(64))
+    thresholds: Mapped[dict | None] = mapped_column(JSON)
+    n_matches: Mapped[int | None] = mapped_column(Integer)
+    direction_score: Mapped[float | None] = mapped_column(Float)
+    n_direction_matches: Mapped[int | None] = mapped_column(Integer)
     scored_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     idea: Mapped[Idea] = relationship(back_populates="score")
@@ -124,6 +131,13 @@ class Match(Base):
     similarity: Mapped[float] = mapped_column(Float)
     impact: Mapped[float] = mapped_column(Float)
     above_threshold: Mapped[bool] = mapped_column(Boolean)
+    # hybrid matcher only (migration 0003_matcher)
+    p_realised: Mapped[float | None] = mapped_column(Float)
+    p_direction: Mapped[float | None] = mapped_column(Float)
+    realised: Mapped[bool | None] = mapped_column(Boolean)
+    direction: Mapped[bool | None] = mapped_column(Boolean)
+    evidence_sentence: Mapped[str | None] = mapped_column(Text)
+    shared_terms: Mapped[list | None] = mapped_column(JSON)
 
     score: Mapped[Score] = relationship(back_populates="matches")
 

@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from indexing.lexical import LexicalDamaged, LexicalIndex, load_lexical
+from indexing.matcher.model import HybridMatcher
 from indexing.vectorindex.base import VectorIndex
 from indexing.vectorindex.factory import open_index
 
@@ -77,6 +79,8 @@ class LoadedIndex:
     manifest: dict
     index: VectorIndex
     papers: dict[int, dict]
+    lexical: LexicalIndex | None = None  # BM25 over title + abstract; None in versions built before it existed
+    hybrid: HybridMatcher | None = None  # the fitted hybrid matcher recorded in the manifest, if any
 
     def search(self, vectors: np.ndarray, k: int) -> list[list[tuple[dict, float]]]:
         """Top-k papers per query vector, best first, as (paper snapshot, cosine)."""
@@ -117,7 +121,30 @@ def load_version(indexes_dir: Path, version: str) -> LoadedIndex:
     if len(index) != manifest["counts"]["indexed"] or len(papers) != len(index):
         raise IndexDamaged(f"index version {version}: holds {len(index)} vectors and {len(papers)} papers, "
                            f"manifest says {manifest['counts']['indexed']}; rebuild the index")
-    return LoadedIndex(version=version, manifest=manifest, index=index, papers=papers)
+    lexical, hybrid = _matcher_parts(folder, manifest, version, len(papers))
+    return LoadedIndex(version=version, manifest=manifest, index=index, papers=papers, lexical=lexical, hybrid=hybrid)
+
+
+def _matcher_parts(folder: Path, manifest: dict, version: str, n_papers: int):
+    """The lexical index and hybrid matcher a manifest names; a version without them serves the dense matcher."""
+    lexical = hybrid = None
+    if manifest.get("lexical") is not None:
+        missing = [n for n in manifest["lexical"].get("files", []) if n not in manifest["checksums"]] \
+            if isinstance(manifest["lexical"], dict) else ["?"]
+        if missing:
+            raise IndexDamaged(f"index version {version}: manifest does not checksum the lexical index "
+                               f"({', '.join(missing)}); rebuild the index")
+        try:
+            lexical = load_lexical(folder, n_papers)
+        except LexicalDamaged as exc:
+            raise IndexDamaged(f"index version {version}: {exc}; rebuild the index") from None
+    block = manifest.get("matcher")
+    if isinstance(block, dict) and block.get("hybrid") is not None:
+        try:
+            hybrid = HybridMatcher.from_entry(block["hybrid"])
+        except ValueError as exc:
+            raise IndexDamaged(f"index version {version}: manifest matcher {exc}; rebuild the index") from None
+    return lexical, hybrid
 
 
 REQUIRED = ("model", "model_id", "revision", "dim", "theta", "cutoff", "window", "impact")

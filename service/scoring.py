@@ -8,14 +8,27 @@ from sqlalchemy.orm import Session
 from indexing.embedders import Embedder, join
 from indexing.models import Idea, Match, Run, Score
 from indexing.versions import LoadedIndex
+from service.matching import hybrid_of, score_hybrid
 from service.schemas import IdeaIn, IdeaScoreOut, MatchOut, ScoringContext
 
 
-def context_of(loaded: LoadedIndex, top_k: int) -> ScoringContext:
+def matcher_of(loaded: LoadedIndex, asked: str | None = None) -> str:
+    """The matcher a request uses: the one asked for, else the version's default (dense for older versions)."""
+    block = loaded.manifest.get("matcher")
+    return asked or (block.get("default") if isinstance(block, dict) else None) or "dense"
+
+
+def context_of(loaded: LoadedIndex, top_k: int, matcher: str | None = None) -> ScoringContext:
     m = loaded.manifest
+    name = matcher_of(loaded, matcher)
+    if name == "hybrid":
+        hybrid = hybrid_of(loaded)
+        version, thresholds = hybrid.version, hybrid.thresholds()
+    else:
+        version, thresholds = f"theta-{m['theta']}", {"theta": m["theta"]}
     return ScoringContext(model=m["model"], model_id=m["model_id"], revision=m["revision"], theta=m["theta"],
                           index_version=loaded.version, cutoff=m["cutoff"], window=m["window"], top_k=top_k,
-                          impact=m["impact"])
+                          impact=m["impact"], matcher=name, matcher_version=version, thresholds=thresholds)
 
 
 def idea_text(embedder: Embedder, idea: IdeaIn) -> str:
@@ -30,11 +43,16 @@ def score_vectors(hits: list[tuple[dict, float]], theta: float) -> tuple[float, 
     return max((m.impact for m in matches if m.above_threshold), default=0.0), matches
 
 
-def score_ideas(ideas: list[IdeaIn], *, loaded: LoadedIndex, embedder: Embedder, top_k: int) -> list[IdeaScoreOut]:
+def score_ideas(ideas: list[IdeaIn], *, loaded: LoadedIndex, embedder: Embedder, top_k: int,
+                matcher: str | None = None, allowed: tuple[int, int] | None = None) -> list[IdeaScoreOut]:
+    """Score with the asked matcher (default: the version's); MatcherUnavailable when hybrid cannot run here."""
+    if matcher_of(loaded, matcher) == "hybrid":
+        return score_hybrid(ideas, loaded=loaded, embedder=embedder, top_k=top_k, allowed=allowed)
     vectors = embedder.encode([idea_text(embedder, i) for i in ideas])
     theta = loaded.manifest["theta"]
     out = []
-    for idea, hits in zip(ideas, loaded.search(vectors, top_k)):
+    found = loaded.search(vectors, top_k) if allowed is None else loaded.search(vectors, top_k, allowed=allowed)
+    for idea, hits in zip(ideas, found):
         score, matches = score_vectors(hits, theta)
         n = sum(m.above_threshold for m in matches)
         out.append(IdeaScoreOut(id=idea.id, score=score, matched=n > 0, n_matches=n, matches=matches))
@@ -68,10 +86,16 @@ def store_scores(session: Session, *, system: str, label: str, ideas: list[IdeaI
         row.score = Score(
             score=result.score, matched=result.matched, model=context.model, theta=context.theta,
             index_version=context.index_version, cutoff=date.fromisoformat(context.cutoff), window_end=date.fromisoformat(context.window["end"]),
-            top_k=context.top_k,
+            top_k=context.top_k, matcher=context.matcher, matcher_version=context.matcher_version,
+            thresholds=context.thresholds, n_matches=result.n_matches, direction_score=result.direction_score,
+            n_direction_matches=result.n_direction_matches,
             matches=[Match(rank=r, paper_id=m.paper_id, title=m.title, venue=m.venue, year=m.year,
                            citations=m.citations, similarity=m.similarity, impact=m.impact,
-                           above_threshold=m.above_threshold) for r, m in enumerate(result.matches, start=1)],
+                           above_threshold=m.above_threshold, p_realised=m.p_realised, p_direction=m.p_direction,
+                           realised=m.realised, direction=m.direction,
+                           evidence_sentence=m.evidence.sentence if m.evidence else None,
+                           shared_terms=m.evidence.shared_terms if m.evidence else None)
+                     for r, m in enumerate(result.matches, start=1)],
         )
     session.flush()
     return run.id

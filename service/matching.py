@@ -1,0 +1,120 @@
+"""Hybrid scoring: dense + BM25 candidates, calibrated `realised` and `direction` probabilities, evidence.
+
+The idea score is the max impact over `realised` matches (same problem and same approach); the direction score the
+max over `direction` matches (same problem). A realised match is also a direction match. An idea given as problem +
+method (both with content) uses the facet models; one given as free text, or with an empty problem or method, uses
+the text models, fitted on the same ideas with problem and method joined into one text.
+"""
+
+import numpy as np
+
+from indexing.embedders import Embedder
+from indexing.matcher.evidence import evidence
+from indexing.matcher.features import Allowed, IdeaFacets, candidates, encode_facets, queries_of
+from indexing.matcher.model import DECISIONS, HybridMatcher
+from indexing.versions import LoadedIndex
+from service.schemas import EvidenceOut, IdeaIn, IdeaScoreOut, MatchOut
+
+
+class MatcherUnavailable(ValueError):
+    """The asked-for matcher cannot run on this index version (the message says why and what to do)."""
+
+
+class IndexCorpus:
+    """A loaded version seen by papers.json position: dense search through its vector index, BM25 beside it."""
+
+    def __init__(self, loaded: LoadedIndex) -> None:
+        self.loaded, self.lexical = loaded, loaded.lexical
+        self.rows = list(loaded.papers.values())  # papers.json order
+        self.keys = np.array([r["key"] for r in self.rows], dtype=np.int64)
+        self.position = {int(k): i for i, k in enumerate(self.keys)}
+        self._exact: bool | None = None
+
+    def dense(self, queries: np.ndarray, k: int, allowed: Allowed = None) -> list[list[tuple[int, float]]]:
+        # the position restriction is the snapshot range; the vector index takes it when it supports one
+        hits = self.loaded.search(queries, k) if allowed is None else self.loaded.search(queries, k, allowed=allowed)
+        return [[(self.position[int(p["key"])], s) for p, s in row] for row in hits]
+
+    def vectors(self, positions: list[int]) -> np.ndarray:
+        """The papers' vectors, reconstructed from the index (exact for flat indexes, decoded codes for IVF)."""
+        index = getattr(self.loaded.index, "index", None)
+        keys = self.keys[np.asarray(positions, dtype=np.int64)]
+        if index is not None and self._exact is not False:
+            try:
+                out = index.reconstruct_batch(keys)
+                self._exact = True
+                return np.asarray(out, dtype=np.float32)
+            except RuntimeError:
+                self._exact = False
+        raise MatcherUnavailable(f"index {self.loaded.version} ({self.loaded.manifest['index'].get('factory')}) "
+                                 "cannot return stored vectors; use the dense matcher")
+
+
+def corpus_of(loaded: LoadedIndex) -> IndexCorpus:
+    """One IndexCorpus per loaded version (built on first use; the version object is never shared across swaps)."""
+    corpus = getattr(loaded, "_matcher_corpus", None)
+    if corpus is None:
+        corpus = IndexCorpus(loaded)
+        loaded._matcher_corpus = corpus  # type: ignore[attr-defined]
+    return corpus
+
+
+def hybrid_of(loaded: LoadedIndex) -> HybridMatcher:
+    if loaded.lexical is None:
+        raise MatcherUnavailable(f"index {loaded.version} has no lexical index (built before the hybrid matcher); "
+                                 "use matcher=dense or rebuild with `hindsight index build`")
+    if loaded.hybrid is None:
+        raise MatcherUnavailable(f"index {loaded.version} records no fitted hybrid matcher for {loaded.manifest['model']}; "
+                                 "use matcher=dense, or fit one with `hindsight calibrate --matcher hybrid` and rebuild")
+    return loaded.hybrid
+
+
+def facets_of(embedder: Embedder, idea: IdeaIn) -> IdeaFacets:
+    from indexing.embedders import join
+
+    if idea.text:
+        return IdeaFacets(idea.text.strip())
+    problem, method = (idea.problem or "").strip(), (idea.method or "").strip()
+    whole = join(embedder, problem, method)
+    if problem and method:
+        return IdeaFacets(whole, problem, method)
+    return IdeaFacets(whole)  # one facet only: the text models
+
+
+def score_hybrid(ideas: list[IdeaIn], *, loaded: LoadedIndex, embedder: Embedder, top_k: int,
+                 allowed: Allowed = None, with_evidence: bool = True) -> list[IdeaScoreOut]:
+    matcher = hybrid_of(loaded)
+    corpus = corpus_of(loaded)
+    facets = [facets_of(embedder, i) for i in ideas]
+    vectors = encode_facets(lambda texts: embedder.encode(texts), facets)
+    models = {(d, s): matcher.model(d, s) for d in DECISIONS for s in ("facets", "text")}
+    out = []
+    for idea, f, vecs in zip(ideas, facets, vectors):
+        shape = "facets" if f.faceted else "text"
+        cands = candidates(corpus, vecs, queries_of(corpus.lexical, f), faceted=f.faceted, n=matcher.candidates,
+                           allowed=allowed)
+        r_model, d_model = models[("realised", shape)], models[("direction", shape)]
+        p_r = r_model.proba(cands.matrix(r_model.features)) if cands.positions else np.zeros(0)
+        p_d = d_model.proba(cands.matrix(d_model.features)) if cands.positions else np.zeros(0)
+        order = np.lexsort((-p_d, -p_r))[:top_k]  # by p_realised, then p_direction
+        method_text = f.method if f.faceted else f.whole
+        matches = []
+        for j in order:
+            paper = corpus.rows[cands.positions[j]]
+            realised = bool(p_r[j] >= r_model.threshold)
+            direction = realised or bool(p_d[j] >= d_model.threshold)
+            ev = evidence(corpus.lexical, method_text, paper["title"], corpus.lexical.abstracts[cands.positions[j]]) \
+                if with_evidence else None
+            matches.append(MatchOut(
+                paper_id=paper["paper_id"], title=paper["title"], venue=paper["venue"], year=paper["year"],
+                citations=paper["citations"], similarity=round(float(cands.features["cos_whole"][j]), 6),
+                impact=paper["impact"], above_threshold=realised, p_realised=round(float(p_r[j]), 6),
+                p_direction=round(float(p_d[j]), 6), realised=realised, direction=direction,
+                evidence=EvidenceOut(**ev) if ev else None))
+        n_real = sum(m.realised for m in matches)
+        n_dir = sum(m.direction for m in matches)
+        out.append(IdeaScoreOut(
+            id=idea.id, score=max((m.impact for m in matches if m.realised), default=0.0), matched=n_real > 0,
+            n_matches=n_real, matches=matches, shape=shape, n_direction_matches=n_dir,
+            direction_score=max((m.impact for m in matches if m.direction), default=0.0)))
+    return out
