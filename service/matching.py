@@ -81,15 +81,21 @@ def facets_of(embedder: Embedder, idea: IdeaIn) -> IdeaFacets:
     return IdeaFacets(whole)  # one facet only: the text models
 
 
-def score_hybrid(ideas: list[IdeaIn], *, loaded: LoadedIndex, embedder: Embedder, top_k: int,
-                 allowed: Allowed = None, with_evidence: bool = True) -> list[IdeaScoreOut]:
+def encode_batched(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """Facets of few ideas are encoded one text at a time: a batch pads problem and method to the whole's length."""
+    return embedder.encode(texts, batch_size=max(1, min(32, len(texts) // 3)))
+
+
+def decide(ideas: list[IdeaFacets], *, loaded: LoadedIndex, embedder: Embedder, top_k: int,
+           allowed: Allowed = None) -> list[dict]:
+    """Per idea: shape, the top-k candidates ranked by p_realised (then p_direction), their positions in the
+    snapshot, probabilities, decisions (realised implies direction) and whole-idea cosines."""
     matcher = hybrid_of(loaded)
     corpus = corpus_of(loaded)
-    facets = [facets_of(embedder, i) for i in ideas]
-    vectors = encode_facets(lambda texts: embedder.encode(texts), facets)
+    vectors = encode_facets(lambda texts: encode_batched(embedder, texts), ideas)
     models = {(d, s): matcher.model(d, s) for d in DECISIONS for s in ("facets", "text")}
     out = []
-    for idea, f, vecs in zip(ideas, facets, vectors):
+    for f, vecs in zip(ideas, vectors):
         shape = "facets" if f.faceted else "text"
         cands = candidates(corpus, vecs, queries_of(corpus.lexical, f), faceted=f.faceted, n=matcher.candidates,
                            allowed=allowed)
@@ -97,19 +103,34 @@ def score_hybrid(ideas: list[IdeaIn], *, loaded: LoadedIndex, embedder: Embedder
         p_r = r_model.proba(cands.matrix(r_model.features)) if cands.positions else np.zeros(0)
         p_d = d_model.proba(cands.matrix(d_model.features)) if cands.positions else np.zeros(0)
         order = np.lexsort((-p_d, -p_r))[:top_k]  # by p_realised, then p_direction
+        realised = p_r[order] >= r_model.threshold
+        out.append({"shape": shape, "positions": [cands.positions[j] for j in order], "p_realised": p_r[order],
+                    "p_direction": p_d[order], "realised": realised,
+                    "direction": realised | (p_d[order] >= d_model.threshold),
+                    "similarity": cands.features["cos_whole"][order]})
+    return out
+
+
+def score_hybrid(ideas: list[IdeaIn], *, loaded: LoadedIndex, embedder: Embedder, top_k: int,
+                 allowed: Allowed = None, with_evidence: bool = True) -> list[IdeaScoreOut]:
+    corpus = corpus_of(loaded)
+    facets = [facets_of(embedder, i) for i in ideas]
+    out = []
+    for idea, f, d in zip(ideas, facets, decide(facets, loaded=loaded, embedder=embedder, top_k=top_k,
+                                                  allowed=allowed)):
+        shape = d["shape"]
         method_text = f.method if f.faceted else f.whole
         matches = []
-        for j in order:
-            paper = corpus.rows[cands.positions[j]]
-            realised = bool(p_r[j] >= r_model.threshold)
-            direction = realised or bool(p_d[j] >= d_model.threshold)
-            ev = evidence(corpus.lexical, method_text, paper["title"], corpus.lexical.abstracts[cands.positions[j]]) \
+        for j, pos in enumerate(d["positions"]):
+            paper = corpus.rows[pos]
+            realised, direction = bool(d["realised"][j]), bool(d["direction"][j])
+            ev = evidence(corpus.lexical, method_text, paper["title"], corpus.lexical.abstracts[pos]) \
                 if with_evidence else None
             matches.append(MatchOut(
                 paper_id=paper["paper_id"], title=paper["title"], venue=paper["venue"], year=paper["year"],
-                citations=paper["citations"], similarity=round(float(cands.features["cos_whole"][j]), 6),
-                impact=paper["impact"], above_threshold=realised, p_realised=round(float(p_r[j]), 6),
-                p_direction=round(float(p_d[j]), 6), realised=realised, direction=direction,
+                citations=paper["citations"], similarity=round(float(d["similarity"][j]), 6),
+                impact=paper["impact"], above_threshold=realised, p_realised=round(float(d["p_realised"][j]), 6),
+                p_direction=round(float(d["p_direction"][j]), 6), realised=realised, direction=direction,
                 evidence=EvidenceOut(**ev) if ev else None))
         n_real = sum(m.realised for m in matches)
         n_dir = sum(m.direction for m in matches)

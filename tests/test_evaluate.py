@@ -68,3 +68,27 @@ def test_calibrate_writes_curve_plot_and_registry(tiny, tmp_path):
     assert png.stat().st_size > 10_000
     assert set(out["null"]["theta_percentiles"]) >= {"0.6", "0.75"}
     assert thetas.registry_theta("minilm", home=Path(out["written"]["registry"]).parent) == pick["theta"]
+
+
+def test_evaluate_by_kind_compares_hybrid_dense_and_bm25(tiny, tmp_path):
+    ideas = tmp_path / "labelled.jsonl"
+    lines = []
+    for r in tiny[:8]:
+        first, *rest = r["abstract"].split(". ")
+        lines.append({"id": r["id"], "kind": "paraphrase", "source_paper_id": r["id"], "problem": r["title"],
+                      "method": ". ".join(rest) or first})
+    lines += [{"id": f"v{i}", "kind": "vague", "source_paper_id": None, "problem": t, "method": t}
+              for i, t in enumerate(UNRELATED)]
+    lines.append({"id": "gone", "kind": "loose", "source_paper_id": "hs-9999", "problem": "p", "method": "m"})
+    ideas.write_text("\ufeff" + "".join(json.dumps(x) + "\r\n" for x in lines))  # BOM and CRLF, as editors write
+    out = run(["evaluate", "--ideas", str(ideas), "--resamples", "200", "--json"])
+    assert (out["ideas_in_file"], out["ideas_scored"], out["source_not_indexed"]) == (12, 11, 1)
+    assert set(out["by_kind"]) == {"hybrid", "dense", "bm25"} and out["matcher_version"].startswith("hybrid-")
+    for method, kinds in out["by_kind"].items():
+        para, vague = kinds["paraphrase"], kinds["vague"]
+        assert para["recall@1"]["n"] == 8 and vague["any_realised"]["n"] == 3
+        for iv in (para["recall@1"], para["source_realised"], vague["any_realised"]):
+            assert iv["low"] <= iv["value"] <= iv["high"]
+        assert vague["any_realised"]["value"] == 0.0  # sourdough, tiles and collies realise no ML paper
+        assert ("source_direction" in para) == (method == "hybrid")
+    assert out["by_kind"]["hybrid"]["paraphrase"]["recall@1"]["value"] >= 0.75

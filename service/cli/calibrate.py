@@ -298,9 +298,19 @@ def _print_calibration(report: dict, pick: cal.CurvePoint | None) -> None:
 def evaluate(ideas_file: Path = typer.Option(..., "--ideas", exists=True, dir_okay=False,
                                              help="JSONL/JSON/CSV of {id, text | problem+method, source?}."),
              top_k: int = typer.Option(None, help="Papers retrieved per idea (default HINDSIGHT_TOP_K, 20)."),
+             resamples: int = typer.Option(2000, min=100, help="Bootstrap resamples (labelled ideas, per kind)."),
              json_out: bool = JsonOpt) -> None:
-    """Retrieval quality of the current index: recall@1/5/20 of named sources, match and false-match rates."""
+    """Retrieval quality of the current index: recall@1/5/20 of named sources, match and false-match rates; for
+    ideas labelled with a `kind`, per kind for hybrid, dense-only and BM25-only with bootstrap intervals."""
     settings = ready_settings()
+    records = read_records(ideas_file)
+    from service.cli.evaluate_kinds import evaluate_kinds, has_kinds
+
+    if has_kinds(records):
+        loaded, embedder = current_index(settings)
+        evaluate_kinds(ideas_file, records, loaded=loaded, embedder=embedder, top_k=top_k or settings.top_k,
+                       resamples=resamples, json_out=json_out)
+        return
     ideas = read_labelled(ideas_file, paper_fields=("source", "source_paper_id"), require_paper=False)
     loaded, embedder = current_index(settings)
     m = loaded.manifest
