@@ -22,6 +22,7 @@ from indexing.embedders import Embedder, join, load_embedder
 from indexing.impact import impact, is_top_venue, normalised_citations, top_venue_keys
 from indexing.lexical import build_lexical, describe as describe_lexical, save_lexical
 from indexing.matcher import MATCHERS, default_matcher, find_entry
+from indexing.matcher.vectors import stored_vectors
 from indexing.models import Embedding, IndexBuild, Paper, utcnow
 from indexing.settings import Settings
 from indexing.vectorindex.ivf import build_in_memory
@@ -251,6 +252,9 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
             "impact": impact(c, top, citation_weight=settings.citation_weight, venue_weight=settings.venue_weight),
         })
     index = build_in_memory(vectors, np.array([p.pk for p in papers], dtype=np.int64))
+    if matcher_block["default"] == "hybrid" and stored_vectors(index, np.array([papers[0].pk])) is None:
+        matcher_block["default"] = "dense"  # the facet cosines need the stored vectors back
+        matcher_block["warning"] = f"index kind {index.kind} cannot return stored vectors: dense matcher by default"
     if progress:
         progress("index", len(papers), len(papers))
 

@@ -12,6 +12,7 @@ from indexing.embedders import Embedder
 from indexing.matcher.evidence import evidence
 from indexing.matcher.features import Allowed, IdeaFacets, candidates, encode_facets, queries_of
 from indexing.matcher.model import DECISIONS, HybridMatcher
+from indexing.matcher.vectors import stored_vectors
 from indexing.versions import LoadedIndex
 from service.schemas import EvidenceOut, IdeaIn, IdeaScoreOut, MatchOut
 
@@ -28,7 +29,6 @@ class IndexCorpus:
         self.rows = list(loaded.papers.values())  # papers.json order
         self.keys = np.array([r["key"] for r in self.rows], dtype=np.int64)
         self.position = {int(k): i for i, k in enumerate(self.keys)}
-        self._exact: bool | None = None
 
     def dense(self, queries: np.ndarray, k: int, allowed: Allowed = None) -> list[list[tuple[int, float]]]:
         # the position restriction is the snapshot range; the vector index takes it when it supports one
@@ -36,18 +36,12 @@ class IndexCorpus:
         return [[(self.position[int(p["key"])], s) for p, s in row] for row in hits]
 
     def vectors(self, positions: list[int]) -> np.ndarray:
-        """The papers' vectors, reconstructed from the index (exact for flat indexes, decoded codes for IVF)."""
-        index = getattr(self.loaded.index, "index", None)
-        keys = self.keys[np.asarray(positions, dtype=np.int64)]
-        if index is not None and self._exact is not False:
-            try:
-                out = index.reconstruct_batch(keys)
-                self._exact = True
-                return np.asarray(out, dtype=np.float32)
-            except RuntimeError:
-                self._exact = False
-        raise MatcherUnavailable(f"index {self.loaded.version} ({self.loaded.manifest['index'].get('factory')}) "
-                                 "cannot return stored vectors; use the dense matcher")
+        """The papers' vectors, read back from the vector index."""
+        out = stored_vectors(self.loaded.index, self.keys[np.asarray(positions, dtype=np.int64)])
+        if out is None:
+            raise MatcherUnavailable(f"index {self.loaded.version} ({self.loaded.manifest['index'].get('kind')}) "
+                                     "cannot return stored vectors; use matcher=dense")
+        return out
 
 
 def corpus_of(loaded: LoadedIndex) -> IndexCorpus:
@@ -98,8 +92,8 @@ def decide(ideas: list[IdeaFacets], *, loaded: LoadedIndex, embedder: Embedder, 
     out = []
     for f, vecs in zip(ideas, vectors):
         shape = "facets" if f.faceted else "text"
-        cands = candidates(corpus, vecs, queries_of(corpus.lexical, f), faceted=f.faceted, n=matcher.candidates,
-                           allowed=allowed)
+        cands = candidates(corpus, vecs, queries_of(corpus.lexical, f), faceted=f.faceted,
+                           n=max(matcher.candidates, top_k), allowed=allowed)
         r_model, d_model = models[("realised", shape)], models[("direction", shape)]
         p_r = r_model.proba(cands.matrix(r_model.features)) if cands.positions else np.zeros(0)
         p_d = d_model.proba(cands.matrix(d_model.features)) if cands.positions else np.zeros(0)

@@ -75,6 +75,11 @@ def status(json_out: bool = JsonOpt) -> None:
         table.add_row(key, str(m[key]))
     table.add_row("window", f"{m['window']['start']}..{m['window']['end']}")
     table.add_row("index", m["index"]["factory"])
+    mb = m.get("matcher") or {"default": "dense"}
+    hybrid = mb.get("hybrid") or {}
+    table.add_row("matcher", f"{mb['default']}" + (f" (hybrid {hybrid.get('version')} available)" if hybrid else "")
+                  + (f"; {mb['warning']}" if mb.get("warning") else ""))
+    table.add_row("lexical index", f"{m['lexical']['documents']} documents" if m.get("lexical") else "none")
     for key, value in m["counts"].items():
         table.add_row(key, str(value))
     table.add_row("citations min/max", f"{m['impact']['citation_min']:g} / {m['impact']['citation_max']:g}")
