@@ -12,6 +12,7 @@ from indexing.models import Idea, JudgeScore, Match, Run, Score
 from service.judges import DIMENSIONS
 
 GROUP_BY = ("system", "run")
+LEVELS = ("realised", "direction")
 
 
 class AnalysisError(ValueError):
@@ -25,14 +26,18 @@ class AnalysisError(ValueError):
 
 @dataclass(frozen=True)
 class Selection:
-    """Runs (ids) and systems to include (empty = all) and how ideas are grouped."""
+    """Runs (ids) and systems to include (empty = all), how ideas are grouped, and which decision level the
+    HindSight score means: `realised` (the score) or `direction` (the hybrid matcher's direction score; a score
+    stored by the dense matcher has no direction level and keeps its score)."""
 
     runs: tuple[int, ...] = ()
     systems: tuple[str, ...] = ()
     group_by: str = "system"
+    level: str = "realised"
 
     def as_dict(self) -> dict:
-        return {"runs": list(self.runs), "systems": list(self.systems), "group_by": self.group_by}
+        return {"runs": list(self.runs), "systems": list(self.systems), "group_by": self.group_by,
+                "level": self.level}
 
 
 def number(value) -> float | None:
@@ -62,6 +67,8 @@ def resolve_runs(session: Session, refs: list[str], *, systems: list[str] | None
 def check_selection(session: Session, selection: Selection) -> None:
     if selection.group_by not in GROUP_BY:
         raise AnalysisError("group_by", f"expected one of {', '.join(GROUP_BY)}, got {selection.group_by!r}")
+    if selection.level not in LEVELS:
+        raise AnalysisError("level", f"expected one of {', '.join(LEVELS)}, got {selection.level!r}")
     known = set(session.scalars(select(Run.id).where(Run.id.in_(selection.runs)))) if selection.runs else set()
     missing = [r for r in selection.runs if r not in known]
     if missing:
@@ -76,14 +83,21 @@ def check_selection(session: Session, selection: Selection) -> None:
 def load_ideas(session: Session, selection: Selection) -> pd.DataFrame:
     """One row per scored idea: idea_pk, idea_id, run_id, system, run, group, score, matched, score_id."""
     check_selection(session, selection)
-    query = (select(Idea.pk, Idea.idea_id, Run.id, Run.system, Run.label, Score.id, Score.score, Score.matched)
+    query = (select(Idea.pk, Idea.idea_id, Run.id, Run.system, Run.label, Score.id, Score.score, Score.matched,
+                    Score.direction_score, Score.n_direction_matches)
              .join(Run, Run.id == Idea.run_id).join(Score, Score.idea_pk == Idea.pk).order_by(Idea.pk))
     if selection.runs:
         query = query.where(Run.id.in_(selection.runs))
     if selection.systems:
         query = query.where(Run.system.in_(selection.systems))
     frame = pd.DataFrame(session.execute(query).all(), columns=[
-        "idea_pk", "idea_id", "run_id", "system", "run", "score_id", "score", "matched"])
+        "idea_pk", "idea_id", "run_id", "system", "run", "score_id", "score", "matched", "direction_score",
+        "n_direction"])
+    if selection.level == "direction":
+        has = frame["direction_score"].notna()
+        frame.loc[has, "score"] = frame.loc[has, "direction_score"]
+        frame.loc[has, "matched"] = frame.loc[has, "n_direction"].fillna(0) > 0
+    frame = frame.drop(columns=["direction_score", "n_direction"])
     frame["score"] = frame["score"].astype(float)
     frame["matched"] = frame["matched"].astype(bool)
     frame["group"] = frame["system"] if selection.group_by == "system" else frame["system"] + "/" + frame["run"]

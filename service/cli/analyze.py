@@ -20,6 +20,8 @@ app = typer.Typer(help="Analyses of stored scores against LLM-judge scores.", no
 RunOpt = typer.Option(None, "--run", help="Run id or label to include (repeatable); all runs when absent.")
 SystemOpt = typer.Option(None, "--system", help="System to include (repeatable); all when absent.")
 ByOpt = typer.Option("system", "--by", help="Group ideas per system or per run.")
+LevelOpt = typer.Option("realised", "--level", help="Decision level of the HindSight score: realised or "
+                                                            "direction (hybrid matcher).")
 CsvOpt = typer.Option(None, "--csv", help="Write the table as CSV to this file.", dir_okay=False)
 PlotOpt = typer.Option(None, "--plot", help="Write the plot to this .png or .svg file.", dir_okay=False)
 TableOpt = typer.Option(None, "--table", help="Which table --csv writes (systems: groups|comparisons; "
@@ -40,9 +42,10 @@ def _pval(p) -> str:
     return "–" if p is None else "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def _selection(session, runs: list[str] | None, systems: list[str] | None, by: str) -> Selection:
+def _selection(session, runs: list[str] | None, systems: list[str] | None, by: str,
+               level: str = "realised") -> Selection:
     ids = resolve_runs(session, runs or [], systems=systems or None)
-    return Selection(runs=ids, systems=tuple(systems or ()), group_by=by)
+    return Selection(runs=ids, systems=tuple(systems or ()), group_by=by, level=level)
 
 
 def _plot_format(path: Path) -> str:
@@ -59,7 +62,7 @@ def _write_csv(path: Path | None, kind: str, answer: dict, table: str | None) ->
 
 
 @app.command()
-def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = ByOpt,
+def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = ByOpt, level: str = LevelOpt,
             n_resamples: int = typer.Option(2000, help="Bootstrap resamples."),
             seed: int = typer.Option(0, help="Bootstrap seed."),
             json_out: bool = JsonOpt, csv_file: Path = CsvOpt, table: str = TableOpt, plot: Path = PlotOpt) -> None:
@@ -68,7 +71,7 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
     fmt = _plot_format(plot) if plot else None
     try:
         with session_scope(settings.db_path) as session:
-            selection = _selection(session, run, system, by)
+            selection = _selection(session, run, system, by, level)
             answer = systems_summary(session, selection=selection, n_resamples=n_resamples, seed=seed)
             image = plots.distribution_plot(load_ideas(session, selection), fmt=fmt) if plot else None
         _write_csv(csv_file, "systems", answer, table)
@@ -96,14 +99,14 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
 
 
 @app.command("correlations")
-def correlations_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = ByOpt,
+def correlations_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = ByOpt, level: str = LevelOpt,
                   judge: str = typer.Option(None, "--judge", help="Only this judge."),
                   json_out: bool = JsonOpt, csv_file: Path = CsvOpt) -> None:
     """Spearman rho and p between the HindSight score and each judge dimension, overall and per system."""
     settings = ready_settings()
     try:
         with session_scope(settings.db_path) as session:
-            answer = correlations(session, selection=_selection(session, run, system, by), judge=judge)
+            answer = correlations(session, selection=_selection(session, run, system, by, level), judge=judge)
         _write_csv(csv_file, "correlations", answer, None)
     except AnalysisError as exc:
         fail(str(exc))
@@ -117,7 +120,7 @@ def correlations_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: st
 
 
 @app.command("quadrants")
-def quadrants_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = ByOpt,
+def quadrants_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = ByOpt, level: str = LevelOpt,
                judge: str = typer.Option(None, "--judge", help="The judge (needed when several scored the ideas)."),
                dimension: str = typer.Option("overall", "--dimension", help="novelty, feasibility, impact, overall"),
                hindsight_cut: str = typer.Option("matched", "--hindsight-cut", help="matched, median or a number."),
@@ -133,7 +136,7 @@ def quadrants_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str =
     image = None
     try:
         with session_scope(settings.db_path) as session:
-            selection = _selection(session, run, system, by)
+            selection = _selection(session, run, system, by, level)
             options = dict(selection=selection, judge=judge, dimension=dimension, hindsight_cut=hindsight_cut,
                            judge_cut=judge_cut)
             answer = quadrants(session, **options, sort=sort, order=order, page=page, page_size=page_size)

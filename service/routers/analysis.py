@@ -25,10 +25,12 @@ GroupBy = Annotated[Literal["system", "run"], Query(description="Group ideas per
 Format = Annotated[Literal["json", "csv"], Query(description="json, or csv for a flat table.")]
 HindsightCut = Annotated[str | None, Query(description="matched (default), median, or a number: high = score > it.")]
 JudgeCut = Annotated[str | None, Query(description="median (default) or a number: high = judge score > it.")]
+Level = Annotated[Literal["realised", "direction"], Query(
+    description="Decision level of the HindSight score: realised (default) or direction (hybrid matcher).")]
 
 
-def _selection(runs: list[int], systems: list[str], group_by: str) -> Selection:
-    return Selection(runs=tuple(runs), systems=tuple(systems), group_by=group_by)
+def _selection(runs: list[int], systems: list[str], group_by: str, level: str = "realised") -> Selection:
+    return Selection(runs=tuple(runs), systems=tuple(systems), group_by=group_by, level=level)
 
 
 def _answer(kind: str, answer: dict, fmt: str, table: str | None):
@@ -44,11 +46,12 @@ def _unprocessable(exc: AnalysisError) -> HTTPException:
 
 @router.get("/systems")
 def systems(session: SessionDep, runs: Runs = [], systems: Systems = [], group_by: GroupBy = "system",
+            level: Level = "realised",
             n_resamples: Annotated[int, Query(ge=100, le=20000)] = 2000, seed: Seed = 0,
             format: Format = "json", table: Literal["groups", "comparisons"] | None = None):
     """Per system: ideas, mean HindSight score with a bootstrap 95% CI, match rate, judge means; comparisons."""
     try:
-        answer = systems_summary(session, selection=_selection(runs, systems, group_by), n_resamples=n_resamples,
+        answer = systems_summary(session, selection=_selection(runs, systems, group_by, level), n_resamples=n_resamples,
                                  seed=seed)
         return _answer("systems", answer, format, table)
     except AnalysisError as exc:
@@ -57,10 +60,11 @@ def systems(session: SessionDep, runs: Runs = [], systems: Systems = [], group_b
 
 @router.get("/correlations")
 def correlation(session: SessionDep, runs: Runs = [], systems: Systems = [], group_by: GroupBy = "system",
+                level: Level = "realised",
                 judge: str | None = None, format: Format = "json"):
     """Spearman rho and p between the HindSight score and each judge dimension, overall and per group."""
     try:
-        return _answer("correlations", correlations(session, selection=_selection(runs, systems, group_by),
+        return _answer("correlations", correlations(session, selection=_selection(runs, systems, group_by, level),
                                                     judge=judge), format, None)
     except AnalysisError as exc:
         raise _unprocessable(exc) from None
@@ -68,6 +72,7 @@ def correlation(session: SessionDep, runs: Runs = [], systems: Systems = [], gro
 
 @router.get("/quadrants")
 def quadrant_table(session: SessionDep, runs: Runs = [], systems: Systems = [], group_by: GroupBy = "system",
+                   level: Level = "realised",
              judge: str | None = None, dimension: str = "overall", hindsight_cut: HindsightCut = None,
              judge_cut: JudgeCut = None, quadrant: str | None = None,
              sort: Literal["score", "judge", "idea_id", "group"] = "score", order: Literal["asc", "desc"] = "desc",
@@ -75,7 +80,8 @@ def quadrant_table(session: SessionDep, runs: Runs = [], systems: Systems = [], 
              format: Format = "json", table: Literal["counts", "ideas"] | None = None):
     """Quadrant counts and shares per group (cuts echoed) and a sorted page of ideas per quadrant with best match."""
     try:
-        answer = quadrants(session, selection=_selection(runs, systems, group_by), judge=judge, dimension=dimension,
+        answer = quadrants(session, selection=_selection(runs, systems, group_by, level),
+            judge=judge, dimension=dimension,
                            hindsight_cut=hindsight_cut, judge_cut=judge_cut, quadrant=quadrant, sort=sort,
                            order=order, page=page, page_size=None if format == "csv" and table == "ideas"
                            else page_size)
@@ -86,10 +92,11 @@ def quadrant_table(session: SessionDep, runs: Runs = [], systems: Systems = [], 
 
 @router.get("/quadrants.{fmt}")
 def quadrant_image(fmt: Literal["png", "svg"], session: SessionDep, runs: Runs = [], systems: Systems = [],
-                   group_by: GroupBy = "system", judge: str | None = None, dimension: str = "overall",
+                   group_by: GroupBy = "system",
+                   level: Level = "realised", judge: str | None = None, dimension: str = "overall",
                    hindsight_cut: HindsightCut = None, judge_cut: JudgeCut = None) -> Response:
     """The quadrant scatter: HindSight vs judge score, one colour per group, cut lines, shares per quadrant."""
-    selection = _selection(runs, systems, group_by)
+    selection = _selection(runs, systems, group_by, level)
     try:
         frame, meta = quadrant_points(session, selection=selection, judge=judge, dimension=dimension,
                                       hindsight_cut=hindsight_cut, judge_cut=judge_cut)
@@ -101,10 +108,10 @@ def quadrant_image(fmt: Literal["png", "svg"], session: SessionDep, runs: Runs =
 
 @router.get("/distributions.{fmt}")
 def distribution_image(fmt: Literal["png", "svg"], session: SessionDep, runs: Runs = [], systems: Systems = [],
-                       group_by: GroupBy = "system") -> Response:
+                       group_by: GroupBy = "system", level: Level = "realised") -> Response:
     """Per-group HindSight score distributions."""
     try:
-        ideas = load_ideas(session, _selection(runs, systems, group_by))
+        ideas = load_ideas(session, _selection(runs, systems, group_by, level))
     except AnalysisError as exc:
         raise _unprocessable(exc) from None
     return Response(plots.distribution_plot(ideas, fmt=fmt), media_type=plots.FORMATS[fmt])

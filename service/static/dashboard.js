@@ -41,6 +41,7 @@ function selectionParams() {
   const p = new URLSearchParams();
   document.querySelectorAll("#runs input:checked").forEach((box) => p.append("runs", box.value));
   p.set("group_by", $("group_by").value);
+  p.set("level", $("level").value);
   return p;
 }
 
