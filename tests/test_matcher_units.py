@@ -117,3 +117,36 @@ def test_registry_is_keyed_by_revision(tmp_path):
     assert find_entry("specter2", "any", home=home) is None
     with pytest.raises(ValueError, match="threshold"):
         Logistic.from_dict({**shipped["decisions"]["realised"]["facets"], "threshold": 2})
+
+
+def test_migration_0003_keeps_scores_stored_before_it(tmp_path):
+    import sqlite3
+
+    from alembic import command
+
+    from indexing.db import alembic_config, get_engine, session_scope
+    from indexing.models import Run
+    from service.runs import run_scores
+
+    db = tmp_path / "h.db"
+    with get_engine(db).connect() as conn:
+        conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+    command.upgrade(alembic_config(db), "0002")
+    con = sqlite3.connect(db)
+    con.execute("insert into runs (id, system, label, created_at) values (1, 's', 'r', '2026-01-01')")
+    con.execute("insert into ideas (pk, run_id, idea_id, problem, method) values (1, 1, 'i', 'p', 'm')")
+    con.execute("insert into scores (id, idea_pk, score, matched, model, theta, index_version, cutoff, window_end, "
+                "top_k, scored_at) values (1, 1, 0.5, 1, 'minilm', 0.75, 'v0001', '2023-06-01', '2025-12-31', 20, "
+                "'2026-01-01')")
+    con.execute("insert into matches (score_id, rank, paper_id, title, venue, year, citations, similarity, impact, "
+                "above_threshold) values (1, 1, 'p1', 'T', 'V', 2024, 3, 0.8, 0.5, 1)")
+    con.commit()
+    con.close()
+    command.upgrade(alembic_config(db), "head")
+    with session_scope(db) as session:
+        out = run_scores(session, session.get(Run, 1))["scores"][0]
+    assert out["matcher"] == "dense" and out["thresholds"] == {"theta": 0.75} and out["direction_score"] is None
+    assert out["matches"][0]["p_realised"] is None and out["matches"][0]["evidence"] is None
+    command.downgrade(alembic_config(db), "0002")
+    cols = {r[1] for r in sqlite3.connect(db).execute("pragma table_info(matches)")}
+    assert "p_realised" not in cols and "similarity" in cols
