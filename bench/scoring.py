@@ -168,6 +168,8 @@ def main() -> None:
             print(f"hybrid / dense median latency {ratio:.2f}x; hybrid p99 {p99:.1f} ms, goal < {GOAL_HYBRID_P99_MS:.0f} ms: "
                   f"{'met' if p99 < GOAL_HYBRID_P99_MS else 'missed'}")
 
+            if args.large <= 0:
+                return
             large = [{"id": f"L{j}", **pool[j % len(pool)]} for j in range(args.large)]
             done = threading.Event()
             result: dict = {}

@@ -2,13 +2,15 @@
 
 Document i is the i-th entry of the version's papers.json, in its list order, so a position range of the snapshot
 (`allowed`, e.g. a publication-date window) restricts lexical and dense search alike. Texts are lower-cased, split
-into words of two or more characters, stripped of English stop words (scikit-learn's list) and Snowball-stemmed (PyStemmer).
+into words of two or more characters, stripped of English stop words (scikit-learn's list) and Snowball-stemmed
+(PyStemmer).
 
 Besides raw BM25, `normalised` divides a document's score by the query's own ceiling: the sum of the idf of its
 distinct terms (a term's BM25 contribution is idf * tf / (tf + k1 * length norm) < idf). That is the share of the
 query's information a document holds, in [0, 1), comparable between a two-line and a twenty-line idea and between
-corpora; a query of fewer than MIN_TERMS distinct stems counts the missing ones as unmatched. Terms the corpus lacks count in the ceiling with document frequency 0: an idea made of words no paper uses
-is not lexically realised by any of them.
+corpora; a query of fewer than MIN_TERMS distinct stems counts the missing ones as unmatched. Terms the corpus
+lacks count in the ceiling with document frequency 0: an idea made of words no paper uses is not lexically
+realised by any of them.
 """
 
 import json
@@ -41,7 +43,7 @@ class LexicalDamaged(RuntimeError):
 
 
 @lru_cache(maxsize=1)
-def _stemmer():
+def stemmer():
     import Stemmer
 
     return Stemmer.Stemmer("english")
@@ -57,7 +59,7 @@ def words(text: str) -> list[str]:
 
 def tokens(text: str) -> list[str]:
     """The stems BM25 indexes and queries with."""
-    return _stemmer().stemWords(words(text))
+    return stemmer().stemWords(words(text))
 
 
 @dataclass

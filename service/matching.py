@@ -8,7 +8,7 @@ the text models, fitted on the same ideas with problem and method joined into on
 
 import numpy as np
 
-from indexing.embedders import Embedder
+from indexing.embedders import Embedder, join
 from indexing.matcher.evidence import evidence
 from indexing.matcher.features import Allowed, IdeaFacets, candidates, encode_facets, queries_of
 from indexing.matcher.model import DECISIONS, HybridMatcher
@@ -58,14 +58,13 @@ def hybrid_of(loaded: LoadedIndex) -> HybridMatcher:
         raise MatcherUnavailable(f"index {loaded.version} has no lexical index (built before the hybrid matcher); "
                                  "use matcher=dense or rebuild with `hindsight index build`")
     if loaded.hybrid is None:
-        raise MatcherUnavailable(f"index {loaded.version} records no fitted hybrid matcher for {loaded.manifest['model']}; "
-                                 "use matcher=dense, or fit one with `hindsight calibrate --matcher hybrid` and rebuild")
+        raise MatcherUnavailable(f"index {loaded.version} records no fitted hybrid matcher for "
+                                 f"{loaded.manifest['model']}; use matcher=dense, or fit one with `hindsight "
+                                 "calibrate --matcher hybrid` and rebuild")
     return loaded.hybrid
 
 
 def facets_of(embedder: Embedder, idea: IdeaIn) -> IdeaFacets:
-    from indexing.embedders import join
-
     if idea.text:
         return IdeaFacets(idea.text.strip())
     problem, method = (idea.problem or "").strip(), (idea.method or "").strip()

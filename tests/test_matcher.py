@@ -134,7 +134,8 @@ def test_hybrid_answers_explain_each_match_and_are_stored(home, server_factory):
     assert [s["id"] for s in stored] == [i["id"] for i in body["ideas"]]
     for s, idea in zip(stored, body["ideas"]):
         assert s["matcher"] == "hybrid" and s["matcher_version"] == body["matcher_version"]
-        assert s["direction_score"] == idea["direction_score"] and s["n_direction_matches"] == idea["n_direction_matches"]
+        assert s["direction_score"] == idea["direction_score"]
+        assert s["n_direction_matches"] == idea["n_direction_matches"]
         assert [(m["p_realised"], m["realised"], m["direction"], m["evidence"]) for m in s["matches"]] == \
             [(m["p_realised"], m["realised"], m["direction"], m["evidence"]) for m in idea["matches"]]
 

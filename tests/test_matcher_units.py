@@ -27,7 +27,8 @@ def test_normalised_bm25_is_a_share_and_short_queries_carry_less():
     assert len(short_q.stems) < MIN_TERMS
     assert lx.normalised(short_q)[0] < 0.3  # two words cannot carry a proposal's lexical evidence
     assert lx.query("the of and").ceiling == 0 and not lx.normalised(lx.query("the of and")).any()
-    assert lx.query("zyxwv").ceiling > 0 and not lx.scores(lx.query("zyxwv")).any()  # unknown words count, match nothing
+    # unknown words count in the ceiling and match nothing
+    assert lx.query("zyxwv").ceiling > 0 and not lx.scores(lx.query("zyxwv")).any()
 
 
 def test_position_ranges_and_round_trip(tmp_path):

@@ -3,7 +3,7 @@ idf-weighted method stems with the idea, and the method's words that the paper a
 
 import re
 
-from indexing.lexical import LexicalIndex, words, _stemmer
+from indexing.lexical import LexicalIndex, stemmer, words
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 MAX_SENTENCE = 400
@@ -16,7 +16,7 @@ def sentences(abstract: str) -> list[str]:
 
 def evidence(lexical: LexicalIndex, method_text: str, title: str, abstract: str) -> dict:
     """{'sentence': closest abstract sentence or None, 'shared_terms': method words the paper uses}."""
-    stem = _stemmer().stemWord
+    stem = stemmer().stemWord
     vocab, idf = lexical.bm25.vocab_dict, lexical.idf
 
     def weight(s: str) -> float:

@@ -132,7 +132,8 @@ def facet_texts(idea: IdeaFacets) -> dict[str, str]:
         {"whole": idea.whole}
 
 
-def encode_facets(encode: Callable[[list[str]], np.ndarray], ideas: Sequence[IdeaFacets]) -> list[dict[str, np.ndarray]]:
+def encode_facets(encode: Callable[[list[str]], np.ndarray],
+                  ideas: Sequence[IdeaFacets]) -> list[dict[str, np.ndarray]]:
     """Every facet of every idea in one encode call; returns per idea {facet: vector}."""
     texts, where = [], []
     for i, idea in enumerate(ideas):

@@ -203,7 +203,8 @@ def write_report(path: Path, result: dict, stacks: dict) -> None:
     plt.close(fig)
     lines = [f"# Hybrid matcher calibration ({e['model']}, revision {e['revision']})", "",
              f"Written by `hindsight calibrate --matcher hybrid --pairs {e['pairs_file']}` on "
-             f"{e['written'][:10]}: {e['ideas']} labelled ideas ({', '.join(f'{v} {k}' for k, v in e['kinds'].items())}) "
+             f"{e['written'][:10]}: {e['ideas']} labelled ideas "
+             f"({', '.join(f'{v} {k}' for k, v in e['kinds'].items())}) "
              f"over {e['papers']} papers; matcher version `{e['version']}`, registry `{result['registry']}`.", "",
              "## Method", "",
              f"* Candidates: dense top-{e['candidates']} and BM25 top-{e['candidates']} of the whole idea, merged.",
@@ -262,7 +263,8 @@ def write_report(path: Path, result: dict, stacks: dict) -> None:
               "```bash",
               "hindsight ingest PAPERS...                     # the corpus your ideas were written against",
               "hindsight calibrate --matcher hybrid --pairs IDEAS.jsonl \\",
-              f"    [--registry indexing/matcher/registry/{registry_name(e['model'])}] [--report docs/calibration-hybrid.md]",
+              f"    [--registry indexing/matcher/registry/{registry_name(e['model'])}] "
+              "[--report docs/calibration-hybrid.md]",
               "hindsight index build                          # a build records the entry in its manifest",
               "```", ""]
     path.write_text("\n".join(lines))
