@@ -71,7 +71,7 @@ def facets_of(embedder: Embedder, idea: IdeaIn) -> IdeaFacets:
     whole = join(embedder, problem, method)
     if problem and method:
         return IdeaFacets(whole, problem, method)
-    return IdeaFacets(whole)  # one facet only: the text models
+    return IdeaFacets(whole, plain=problem or method)  # one facet only: the text models
 
 
 def encode_batched(embedder: Embedder, texts: list[str]) -> np.ndarray:
@@ -113,7 +113,7 @@ def score_hybrid(ideas: list[IdeaIn], *, loaded: LoadedIndex, embedder: Embedder
     for idea, f, d in zip(ideas, facets, decide(facets, loaded=loaded, embedder=embedder, top_k=top_k,
                                                   allowed=allowed)):
         shape = d["shape"]
-        method_text = f.method if f.faceted else f.whole
+        method_text = f.method if f.faceted else f.lexical_texts()["whole"]
         matches = []
         for j, pos in enumerate(d["positions"]):
             paper = corpus.rows[pos]

@@ -151,3 +151,14 @@ def test_migration_0003_keeps_scores_stored_before_it(tmp_path):
     command.downgrade(alembic_config(db), "0002")
     cols = {r[1] for r in sqlite3.connect(db).execute("pragma table_info(matches)")}
     assert "p_realised" not in cols and "similarity" in cols
+
+
+def test_one_facet_ideas_are_text_ideas_without_the_separator(minilm):
+    from service.matching import facets_of
+    from service.schemas import IdeaIn
+
+    f = facets_of(minilm, IdeaIn(id="x", problem="  ", method="Route tokens to sparse experts."))
+    assert not f.faceted and f.whole == f"{minilm.sep}Route tokens to sparse experts."  # as the dense rule embeds it
+    assert f.lexical_texts() == {"whole": "Route tokens to sparse experts."}
+    both = facets_of(minilm, IdeaIn(id="y", problem="Long documents.", method="Sparse experts."))
+    assert both.faceted and both.lexical_texts()["whole"] == "Long documents.\nSparse experts."

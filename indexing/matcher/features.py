@@ -33,6 +33,8 @@ class IdeaFacets:
     whole: str
     problem: str | None = None
     method: str | None = None
+    plain: str | None = None  # the words of a one-facet idea, without the embedder's separator
+
 
     @property
     def faceted(self) -> bool:
@@ -41,7 +43,7 @@ class IdeaFacets:
     def lexical_texts(self) -> dict[str, str]:
         if self.faceted:
             return {"whole": f"{self.problem}\n{self.method}", "problem": self.problem, "method": self.method}
-        return {"whole": self.whole}
+        return {"whole": self.plain if self.plain is not None else self.whole}
 
 
 class ArrayCorpus:

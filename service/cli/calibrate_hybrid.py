@@ -50,7 +50,8 @@ def read_ideas(path: Path, embedder, position: dict[str, int]) -> tuple[list[cal
         if text:
             facets = IdeaFacets(text.strip())
         else:
-            facets = IdeaFacets(join(embedder, problem or "", method), problem, method)
+            p, m = (problem or "").strip(), (method or "").strip()
+            facets = IdeaFacets(join(embedder, p, m), p or None, m or None, plain=p or m)
         families.append(rec.get("fold") or cal.venue_family(rec.get("source_venue")))
         ideas.append(cal.Labelled(id=str(rec.get("id") or f"line{n}"), kind=kind, facets=facets,
                                   source=position[str(source_id)] if source_id else None, fold="", line=n))

@@ -42,7 +42,7 @@ def evaluate_kinds(path: Path, records: list[tuple[int, dict]], *, loaded, embed
             ideas.append(IdeaFacets(str(text).strip()))
         else:
             p, m = (problem or "").strip(), (method or "").strip()
-            ideas.append(IdeaFacets(join(embedder, p, m), p or None, m or None))
+            ideas.append(IdeaFacets(join(embedder, p, m), p or None, m or None, plain=p or m))
         kinds.append(str(rec.get("kind") or "unlabelled"))
         sources.append(position[str(source)] if source else None)
     if not ideas:
