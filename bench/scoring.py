@@ -6,8 +6,10 @@ A temporary HINDSIGHT_HOME gets n real papers from the shared corpus and a real 
 papers' titles and first abstract sentence (problem + method). For each batch size, HTTP requests
 (POST /v1/score) and in-process calls (the endpoint's own work: embed, search, threshold, impact, store under a run)
 alternate, so both see the same machine load. Reports ideas/s, p50/p95/p99 latency, and the HTTP overhead
-(goal: at most 15% at batch 32). Last, a large batch is scored while /healthz is polled: encoding runs in the
-threadpool, so the event loop must keep answering.
+(goal: at most 15% at batch 32). Then one idea per request over HTTP with each matcher, dense and hybrid
+alternating (goal: hybrid p99 under 100 ms; the hybrid matcher embeds the idea's problem and method on their own
+too, runs three BM25 queries and computes evidence). Last, a large batch is scored while /healthz is polled:
+encoding runs in the threadpool, so the event loop must keep answering.
 """
 
 import argparse
@@ -31,6 +33,7 @@ import corpus  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_OVERHEAD = 0.15
+GOAL_HYBRID_P99_MS = 100.0
 VENUES = {"aistats": "AISTATS", "colt": "COLT", "corl": "CoRL", "uai": "UAI"}
 
 
@@ -73,6 +76,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=12, help="requests per batch size and mode")
     parser.add_argument("--batches", type=int, nargs="*", default=[1, 8, 32])
     parser.add_argument("--large", type=int, default=256, help="ideas in the batch scored during the health check")
+    parser.add_argument("--single", type=int, default=60, help="one-idea requests per matcher")
     args = parser.parse_args()
 
     from indexing.build import build_index
@@ -147,6 +151,25 @@ def main() -> None:
                 goal = f"; goal <= {GOAL_OVERHEAD:.0%}: {'met' if overhead <= GOAL_OVERHEAD else 'missed'}" if batch == 32 else ""
                 print(f"HTTP overhead at batch {batch}: {overhead:+.1%} (median of paired request ratios){goal}")
 
+            single = {"dense": [], "hybrid": []}
+            for r in range(args.single):
+                for matcher in (("dense", "hybrid") if r % 2 == 0 else ("hybrid", "dense")):
+                    idea = {"id": "one", **pool[(cursor + r) % len(pool)]}
+                    started = time.perf_counter()
+                    client.post("/v1/score", json={"system": "bench", "run": f"single-{matcher}", "matcher": matcher,
+                                                   "ideas": [idea]}).raise_for_status()
+                    single[matcher].append(time.perf_counter() - started)
+            print(f"\none idea per request over HTTP, {args.single} requests per matcher:")
+            for matcher, values in single.items():
+                p = percentiles(values)
+                print(f"  {matcher:<7} p50 {p['p50']:6.1f} ms  p95 {p['p95']:6.1f} ms  p99 {p['p99']:6.1f} ms")
+            p99 = percentiles(single["hybrid"])["p99"]
+            ratio = statistics.median(single["hybrid"]) / statistics.median(single["dense"])
+            print(f"hybrid / dense median latency {ratio:.2f}x; hybrid p99 {p99:.1f} ms, goal < {GOAL_HYBRID_P99_MS:.0f} ms: "
+                  f"{'met' if p99 < GOAL_HYBRID_P99_MS else 'missed'}")
+
+            if args.large <= 0:
+                return
             large = [{"id": f"L{j}", **pool[j % len(pool)]} for j in range(args.large)]
             done = threading.Event()
             result: dict = {}

@@ -20,6 +20,9 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from indexing.db import session_scope
 from indexing.embedders import Embedder, join, load_embedder
 from indexing.impact import is_top_venue, top_venue_keys
+from indexing.lexical import build_lexical, describe as describe_lexical, save_lexical
+from indexing.matcher import MATCHERS, default_matcher, find_entry
+from indexing.matcher.vectors import stored_vectors
 from indexing.models import Embedding, IndexBuild, Paper, utcnow
 from indexing.settings import Settings
 from indexing.vectorindex.ivf import build_in_memory
@@ -122,7 +125,7 @@ def _next_version(indexes_dir: Path, build_id: int) -> str:
 def build_index(settings: Settings, *, model: str | None = None, cutoff: date | None = None,
                 until: date | None = None, theta: float | None = None, embedder: Embedder | None = None,
                 progress: Progress | None = None, engine: str = "local", address: str | None = None,
-                factory: str | None = None) -> BuildResult:
+                factory: str | None = None, matcher: str | None = None) -> BuildResult:
     """Build, verify and publish a new index version; on any failure the previous version stays current.
 
     factory: a FAISS index factory string instead of the size-based choice (flat while small, else IVF)."""
@@ -130,13 +133,15 @@ def build_index(settings: Settings, *, model: str | None = None, cutoff: date | 
     cutoff, until = cutoff or settings.cutoff, until or settings.until
     if until < cutoff:
         raise BuildFailed(f"--until {until} is before --cutoff {cutoff}")
+    if matcher is not None and matcher not in MATCHERS:
+        raise BuildFailed(f"unknown matcher {matcher!r}; use {' or '.join(MATCHERS)}")
     indexes_dir, db_path = settings.indexes_dir, settings.db_path
     with build_lock(indexes_dir):
         embedder, build_id = _start(settings, embedder, model, theta)
         staging = indexes_dir / f".build-{build_id}-{os.getpid()}"
         try:
             result = _build(settings, embedder, cutoff, until, build_id, staging, progress, engine, address,
-                            factory)
+                            factory, matcher)
         except BaseException as exc:
             shutil.rmtree(staging, ignore_errors=True)
             _record(db_path, build_id, status="failed", error=describe_error(exc, settings.home))
@@ -214,7 +219,8 @@ def _clear_interrupted(indexes_dir: Path, db_path: Path) -> None:
 
 def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, build_id: int, staging: Path,
            progress: Progress | None, engine: str = "local", address: str | None = None,
-           factory: str | None = None) -> BuildResult:
+           factory: str | None = None, matcher: str | None = None) -> BuildResult:
+    matcher_block = matcher_manifest(settings, embedder, matcher)
     with session_scope(settings.db_path) as session:
         total = session.scalar(select(func.count()).select_from(Paper)) or 0
         before = session.scalar(select(func.count()).where(Paper.publication_date < cutoff)) or 0
@@ -253,13 +259,20 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
     for row, c, h in zip(snapshot, built.c_hat.tolist(), built.impact.tolist()):
         row["c_hat"], row["impact"] = c, h
     index = build_in_memory(vectors, np.arange(len(papers), dtype=np.int64), factory=factory)
+    if matcher_block["default"] == "hybrid" and stored_vectors(index, np.array([0])) is None:
+        matcher_block["default"] = "dense"  # the facet cosines need the stored vectors back
+        matcher_block["warning"] = f"index kind {index.kind} cannot return stored vectors: dense matcher by default"
     if progress:
         progress("index", len(papers), len(papers))
+
+    # BM25 document i is snapshot entry i: both follow `papers`
+    lexical = build_lexical([p.title for p in papers], [p.abstract or "" for p in papers])
 
     staging.mkdir(parents=True)
     files = index.save(staging)
     (staging / PAPERS).write_bytes(orjson.dumps(snapshot))
     files.append(staging / PAPERS)
+    files += save_lexical(lexical, staging)
     version = _next_version(settings.indexes_dir, build_id)
     manifest = {
         "version": version,
@@ -268,6 +281,8 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
         "dim": embedder.dim, "theta": embedder.theta, "max_tokens": getattr(embedder, "max_tokens", None),
         "cutoff": cutoff.isoformat(), "window": {"start": cutoff.isoformat(), "end": until.isoformat()},
         "index": {"kind": index.kind, "factory": index.factory, "metric": "inner_product", **index.params},
+        "lexical": describe_lexical(lexical),
+        "matcher": matcher_block,
         "impact": {
             "formula": f"{settings.citation_weight} * c_hat + {settings.venue_weight} * top_venue",
             "citation_weight": settings.citation_weight, "venue_weight": settings.venue_weight,
@@ -304,6 +319,27 @@ def _snapshot_range(papers) -> dict:
     days = sorted(p.citations_at for p in papers if p.citations_at is not None)
     return {"from": days[0].isoformat() if days else None, "to": days[-1].isoformat() if days else None,
             "undated": len(papers) - len(days)}
+
+
+def matcher_manifest(settings: Settings, embedder: Embedder, matcher: str | None) -> dict:
+    """The manifest's `matcher` block: the default decision rule of this version and, when a fitted hybrid model
+    exists for the embedder, the whole registry entry (so the version keeps scoring the same way)."""
+    try:
+        entry = find_entry(embedder.key, embedder.revision, home=settings.home)
+    except ValueError as exc:
+        raise BuildFailed(str(exc)) from None
+    chosen = matcher or default_matcher(embedder.key)
+    if chosen == "hybrid" and entry is None:
+        if matcher == "hybrid":
+            raise BuildFailed(f"no hybrid matcher is fitted for {embedder.key} (revision {embedder.revision}); fit "
+                              "one with `hindsight calibrate --matcher hybrid --pairs FILE` or build with "
+                              "--matcher dense")
+        chosen = "dense"
+    block = {"default": chosen, "dense": {"theta": embedder.theta}, "hybrid": entry}
+    if entry is not None and entry.get("fitted_on_revision") != embedder.revision:
+        block["warning"] = (f"hybrid model fitted on revision {entry.get('fitted_on_revision')}, this index is "
+                            f"{embedder.revision}: recalibrate with `hindsight calibrate --matcher hybrid`")
+    return block
 
 
 def _verify(indexes_dir: Path, version: str, probe: np.ndarray, key: int) -> None:

@@ -120,6 +120,13 @@ class Score(Base):
     # the request's cutoff was earlier than the system's declared knowledge cutoff: the "future" may be known
     leak_risk: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     citation_normalisation: Mapped[str] = mapped_column(String(16), default="global", server_default="global")
+    # the match decision (migration 0003_matcher); NULL on scores stored before it: those are dense
+    matcher: Mapped[str | None] = mapped_column(String(32))
+    matcher_version: Mapped[str | None] = mapped_column(String(64))
+    thresholds: Mapped[dict | None] = mapped_column(JSON)
+    n_matches: Mapped[int | None] = mapped_column(Integer)
+    direction_score: Mapped[float | None] = mapped_column(Float)
+    n_direction_matches: Mapped[int | None] = mapped_column(Integer)
     scored_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     idea: Mapped[Idea] = relationship(back_populates="score")
@@ -143,6 +150,13 @@ class Match(Base):
     similarity: Mapped[float] = mapped_column(Float)
     impact: Mapped[float] = mapped_column(Float)
     above_threshold: Mapped[bool] = mapped_column(Boolean)
+    # hybrid matcher only (migration 0003_matcher)
+    p_realised: Mapped[float | None] = mapped_column(Float)
+    p_direction: Mapped[float | None] = mapped_column(Float)
+    realised: Mapped[bool | None] = mapped_column(Boolean)
+    direction: Mapped[bool | None] = mapped_column(Boolean)
+    evidence_sentence: Mapped[str | None] = mapped_column(Text)
+    shared_terms: Mapped[list | None] = mapped_column(JSON)
 
     score: Mapped[Score] = relationship(back_populates="matches")
 

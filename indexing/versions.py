@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from indexing.lexical import LexicalDamaged, LexicalIndex, load_lexical
+from indexing.matcher.model import HybridMatcher
 from indexing.vectorindex.base import VectorIndex
 from indexing.vectorindex.factory import open_index
 from indexing.windows import DATE_ORDER, PaperTable, Window, WindowImpact, resolve_window
@@ -81,6 +83,8 @@ class LoadedIndex:
     papers: dict[int, dict]  # vector id ("key": the position for date-ordered versions, else the pk) -> paper
     rows: list[dict] = field(default_factory=list)  # papers.json in file order (position i = entry i)
     table: PaperTable | None = field(default=None, repr=False)
+    lexical: LexicalIndex | None = None  # BM25 over title + abstract; None in versions built before it existed
+    hybrid: HybridMatcher | None = None  # the fitted hybrid matcher recorded in the manifest, if any
 
     def __post_init__(self) -> None:
         if not self.rows:
@@ -183,11 +187,35 @@ def load_version(indexes_dir: Path, version: str) -> LoadedIndex:
                            f"manifest says {manifest['counts']['indexed']}; rebuild the index")
     if manifest.get("vector_ids") == DATE_ORDER and any(int(r["key"]) != i for i, r in enumerate(rows)):
         raise IndexDamaged(f"index version {version}: {PAPERS} is not keyed by position; rebuild the index")
+    lexical, hybrid = _matcher_parts(folder, manifest, version, len(papers))
     try:
-        return LoadedIndex(version=version, manifest=manifest, index=index, papers=papers, rows=rows)
+        return LoadedIndex(version=version, manifest=manifest, index=index, papers=papers, rows=rows,
+                           lexical=lexical, hybrid=hybrid)
     except (TypeError, KeyError, ValueError, AttributeError):
         raise IndexDamaged(f"index version {version}: {PAPERS} or the manifest's impact block is malformed; "
                            "rebuild the index") from None
+
+
+def _matcher_parts(folder: Path, manifest: dict, version: str, n_papers: int):
+    """The lexical index and hybrid matcher a manifest names; a version without them serves the dense matcher."""
+    lexical = hybrid = None
+    if manifest.get("lexical") is not None:
+        missing = [n for n in manifest["lexical"].get("files", []) if n not in manifest["checksums"]] \
+            if isinstance(manifest["lexical"], dict) else ["?"]
+        if missing:
+            raise IndexDamaged(f"index version {version}: manifest does not checksum the lexical index "
+                               f"({', '.join(missing)}); rebuild the index")
+        try:
+            lexical = load_lexical(folder, n_papers)
+        except LexicalDamaged as exc:
+            raise IndexDamaged(f"index version {version}: {exc}; rebuild the index") from None
+    block = manifest.get("matcher")
+    if isinstance(block, dict) and block.get("hybrid") is not None:
+        try:
+            hybrid = HybridMatcher.from_entry(block["hybrid"])
+        except ValueError as exc:
+            raise IndexDamaged(f"index version {version}: manifest matcher {exc}; rebuild the index") from None
+    return lexical, hybrid
 
 
 REQUIRED = ("model", "model_id", "revision", "dim", "theta", "cutoff", "window", "impact")

@@ -53,8 +53,16 @@ def run_scores(session: Session, run: Run) -> dict:
             "window": {"start": s.cutoff.isoformat(), "end": s.window_end.isoformat()}, "top_k": s.top_k,
             "leak_risk": s.leak_risk, "citation_normalisation": s.citation_normalisation,
             "scored_at": s.scored_at.isoformat(),
+            "scored_at": s.scored_at.isoformat(), "matcher": s.matcher or "dense",
+            "matcher_version": s.matcher_version, "thresholds": s.thresholds or {"theta": s.theta},
+            "n_matches": s.n_matches, "direction_score": s.direction_score,
+            "n_direction_matches": s.n_direction_matches,
             "matches": [{"paper_id": m.paper_id, "title": m.title, "venue": m.venue, "year": m.year,
                          "citations": m.citations, "similarity": m.similarity, "impact": m.impact,
-                         "above_threshold": m.above_threshold} for m in s.matches],
+                         "above_threshold": m.above_threshold, "p_realised": m.p_realised,
+                         "p_direction": m.p_direction, "realised": m.realised, "direction": m.direction,
+                         "evidence": None if m.evidence_sentence is None and m.shared_terms is None else
+                         {"sentence": m.evidence_sentence, "shared_terms": m.shared_terms or []}}
+                        for m in s.matches],
         })
     return {"run_id": run.id, "system": run.system, "run": run.label, "scores": out}

@@ -1,6 +1,6 @@
 """Request and response models of the scoring API."""
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
@@ -40,6 +40,14 @@ class ScoreRequest(BaseModel):
                                                                 "default: the system's declared knowledge cutoff, "
                                                                 "else the built cutoff.")
     until: str | None = Field(None, max_length=64, description="Window end, YYYY-MM-DD; default: the built end.")
+    matcher: Literal["dense", "hybrid"] | None = Field(
+        None, description="Match decision: dense (cosine >= theta, the paper's rule) or hybrid (calibrated "
+                          "realised/direction probabilities); default: the index version's.")
+
+
+class EvidenceOut(BaseModel):
+    sentence: str | None = Field(description="The abstract sentence closest to the idea's method (lexically).")
+    shared_terms: list[str] = Field(description="Words of the idea's method the paper also uses.")
 
 
 class MatchOut(BaseModel):
@@ -50,15 +58,25 @@ class MatchOut(BaseModel):
     citations: int | None
     similarity: float
     impact: float
-    above_threshold: bool
+    above_threshold: bool = Field(description="Counts as a match under the answer's matcher (hybrid: realised).")
+    # hybrid matcher only
+    p_realised: float | None = None
+    p_direction: float | None = None
+    realised: bool | None = None
+    direction: bool | None = None
+    evidence: EvidenceOut | None = None
 
 
 class IdeaScoreOut(BaseModel):
     id: str
-    score: float
+    score: float = Field(description="Max impact over the matches (hybrid: realised matches); 0 when none.")
     matched: bool
     n_matches: int
     matches: list[MatchOut]
+    # hybrid matcher only
+    direction_score: float | None = Field(None, description="Max impact over direction matches.")
+    n_direction_matches: int | None = None
+    shape: str | None = Field(None, description="facets (problem + method) or text (whole-text model).")
 
 
 class ScoringContext(BaseModel):
@@ -78,6 +96,10 @@ class ScoringContext(BaseModel):
     knowledge_cutoff: str | None = None
     leak_risk: bool = False
     warnings: list[dict] = []
+    matcher: str = "dense"
+    matcher_version: str | None = None
+    thresholds: dict = Field(default_factory=dict, description="dense: theta; hybrid: probability thresholds per "
+                                                                 "decision and idea shape.")
 
 
 class ScoreResponse(ScoringContext):

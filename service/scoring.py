@@ -9,13 +9,28 @@ from indexing.embedders import Embedder, join
 from indexing.models import Idea, Match, Run, Score
 from indexing.versions import LoadedIndex
 from indexing.windows import Window
+from service.matching import hybrid_of, score_hybrid
 from service.schemas import IdeaIn, IdeaScoreOut, MatchOut, ScoringContext
 from service.systems import WindowPlan
 
 
-def context_of(loaded: LoadedIndex, top_k: int, plan: WindowPlan | None = None) -> ScoringContext:
-    """What a score was made with; cutoff, window and the impact's citation min/max are the effective window's."""
+def matcher_of(loaded: LoadedIndex, asked: str | None = None) -> str:
+    """The matcher a request uses: the one asked for, else the version's default (dense for older versions)."""
+    block = loaded.manifest.get("matcher")
+    return asked or (block.get("default") if isinstance(block, dict) else None) or "dense"
+
+
+def context_of(loaded: LoadedIndex, top_k: int, plan: WindowPlan | None = None,
+               matcher: str | None = None) -> ScoringContext:
+    """What a score was made with: the matcher and its thresholds, and the effective window (cutoff, window and the
+    impact's citation min/max are the window's)."""
     m = loaded.manifest
+    name = matcher_of(loaded, matcher)
+    if name == "hybrid":
+        hybrid = hybrid_of(loaded)
+        version, thresholds = hybrid.version, hybrid.thresholds()
+    else:
+        version, thresholds = f"theta-{m['theta']}", {"theta": m["theta"]}
     window = plan.window if plan else loaded.resolve_window()
     extra = {} if plan is None else {
         "cutoff_source": plan.cutoff_source, "leak_risk": plan.leak_risk, "warnings": plan.warnings,
@@ -23,7 +38,8 @@ def context_of(loaded: LoadedIndex, top_k: int, plan: WindowPlan | None = None) 
     return ScoringContext(model=m["model"], model_id=m["model_id"], revision=m["revision"], theta=m["theta"],
                           index_version=loaded.version, cutoff=window.start.isoformat(), window=window.as_dict(),
                           top_k=top_k, impact={**m["impact"], **loaded.window_impacts(window).stats},
-                          built_window=m["window"], **extra)
+                          built_window=m["window"], matcher=name, matcher_version=version, thresholds=thresholds,
+                          **extra)
 
 
 def idea_text(embedder: Embedder, idea: IdeaIn) -> str:
@@ -39,8 +55,11 @@ def score_vectors(hits: list[tuple[dict, float]], theta: float) -> tuple[float, 
 
 
 def score_ideas(ideas: list[IdeaIn], *, loaded: LoadedIndex, embedder: Embedder, top_k: int,
-                window: Window | None = None) -> list[IdeaScoreOut]:
-    """Score ideas among the papers of the window (default: the built one), with that window's impacts."""
+                window: Window | None = None, matcher: str | None = None) -> list[IdeaScoreOut]:
+    """Score ideas among the papers of the window (default: the built one), with that window's impacts, by the asked
+    matcher (default: the version's); MatcherUnavailable when hybrid cannot run here."""
+    if matcher_of(loaded, matcher) == "hybrid":
+        return score_hybrid(ideas, loaded=loaded, embedder=embedder, top_k=top_k, window=window)
     vectors = embedder.encode([idea_text(embedder, i) for i in ideas])
     return score_embedded(ideas, vectors, loaded=loaded, top_k=top_k, window=window)
 
@@ -88,9 +107,16 @@ def store_scores(session: Session, *, system: str, label: str, ideas: list[IdeaI
             index_version=context.index_version, cutoff=date.fromisoformat(context.cutoff), window_end=date.fromisoformat(context.window["end"]),
             top_k=context.top_k, leak_risk=context.leak_risk,
             citation_normalisation=context.impact.get("citation_normalisation", "global"),
+            matcher=context.matcher, matcher_version=context.matcher_version,
+            thresholds=context.thresholds, n_matches=result.n_matches, direction_score=result.direction_score,
+            n_direction_matches=result.n_direction_matches,
             matches=[Match(rank=r, paper_id=m.paper_id, title=m.title, venue=m.venue, year=m.year,
                            citations=m.citations, similarity=m.similarity, impact=m.impact,
-                           above_threshold=m.above_threshold) for r, m in enumerate(result.matches, start=1)],
+                           above_threshold=m.above_threshold, p_realised=m.p_realised, p_direction=m.p_direction,
+                           realised=m.realised, direction=m.direction,
+                           evidence_sentence=m.evidence.sentence if m.evidence else None,
+                           shared_terms=m.evidence.shared_terms if m.evidence else None)
+                     for r, m in enumerate(result.matches, start=1)],
         )
     session.flush()
     return run.id

@@ -226,3 +226,28 @@ def test_csv_export_defuses_formula_text():
 
     text = to_csv([{"idea_id": "=HYPERLINK(\"x\")", "title": "-2+3", "score": -0.5, "note": None}])
     assert text.splitlines()[1] == '"\'=HYPERLINK(""x"")",\'-2+3,-0.5,'
+
+
+def test_direction_level_reads_the_direction_score(tmp_path):
+    from sqlalchemy import select
+
+    from indexing.models import Score
+    from service.analyses.selection import load_ideas
+
+    home = tmp_path / "home"
+    fx.build(home)
+    with session_scope(Settings(home=home).db_path) as s:
+        unmatched = s.scalars(select(Score).where(Score.matched.is_(False)).order_by(Score.id)).first()
+        unmatched.matcher, unmatched.direction_score, unmatched.n_direction_matches = "hybrid", 0.8, 2
+        pk = unmatched.idea_pk
+    with session_scope(Settings(home=home).db_path) as s:
+        realised = load_ideas(s, Selection()).set_index("idea_pk")
+        direction = load_ideas(s, Selection(level="direction")).set_index("idea_pk")
+        assert (realised.loc[pk, "score"], bool(realised.loc[pk, "matched"])) != (0.8, True)
+        assert (direction.loc[pk, "score"], bool(direction.loc[pk, "matched"])) == (0.8, True)
+        others = direction.index != pk  # dense scores have no direction level: they keep their score
+        assert (direction.loc[others, "score"] == realised.loc[others, "score"]).all()
+        summary = systems_summary(s, selection=Selection(level="direction"), n_resamples=200)
+        assert summary["selection"]["level"] == "direction"
+        with pytest.raises(AnalysisError, match="level"):
+            load_ideas(s, Selection(level="approach"))

@@ -46,8 +46,16 @@ def test_ingest_build_score_status_and_rollback(tmp_path: Path):
     for line in lines:
         assert line["index_version"] == second["version"] and line["model"] == "minilm" and line["theta"] == 0.75
         assert line["cutoff"] == "2023-06-01" and line["window"] == {"start": "2023-06-01", "end": "2025-12-31"}
+        # the minilm default is the hybrid matcher: ranked by p_realised, scored over realised matches
+        assert line["matcher"] == "hybrid" and line["matcher_version"].startswith("hybrid-")
+        probs = [m["p_realised"] for m in line["matches"]]
+        assert probs == sorted(probs, reverse=True) and len(probs) <= 20
+        assert line["score"] == max((m["impact"] for m in line["matches"] if m["realised"]), default=0.0)
+    dense = tmp_path / "dense.jsonl"
+    assert hs(home, "score", str(ideas), "--out", str(dense), "--matcher", "dense").returncode == 0
+    for line in (json.loads(l) for l in dense.read_text().splitlines()):
         sims = [m["similarity"] for m in line["matches"]]
-        assert sims == sorted(sims, reverse=True) and len(sims) <= 20
+        assert line["matcher"] == "dense" and sims == sorted(sims, reverse=True) and len(sims) <= 20
 
     status = json.loads(hs(home, "index", "status", "--json").stdout)
     assert status["current"] == second["version"] and set(status["versions"]) == {v1, second["version"]}

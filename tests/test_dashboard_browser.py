@@ -67,3 +67,54 @@ def test_dashboard_shows_plot_and_quadrant_tables(server):
         finally:
             browser.close()
     assert (ARTIFACTS / "dashboard.png").stat().st_size > 10_000
+
+
+def make_hybrid(home: Path) -> str:
+    """Turn one stored score into a hybrid one, as the hybrid matcher stores it; returns its idea id."""
+    from sqlalchemy import select
+
+    from indexing.db import session_scope
+    from indexing.models import Idea, Score
+    from indexing.settings import Settings
+
+    with session_scope(Settings(home=home).db_path) as session:
+        score = session.scalars(select(Score).where(Score.matched.is_(True)).order_by(Score.id)).first()
+        score.matcher, score.matcher_version = "hybrid", "hybrid-test-1"
+        score.thresholds = {"realised": {"facets": 0.5, "text": 0.6}, "direction": {"facets": 0.5, "text": 0.5}}
+        score.direction_score, score.n_matches, score.n_direction_matches = 0.9, 1, 2
+        for i, m in enumerate(score.matches):
+            m.p_realised, m.p_direction = (0.91, 0.97) if i == 0 else (0.12, 0.64)
+            m.realised, m.direction = i == 0, True
+            m.evidence_sentence = f"We route tokens to sparse experts ({m.paper_id})."
+            m.shared_terms = ["route", "sparse", "experts"]
+        return session.get(Idea, score.idea_pk).idea_id, score.idea_pk
+
+
+def test_idea_drill_down_shows_hybrid_probabilities_and_evidence(tmp_path):
+    home = tmp_path / "home"
+    fx.build(home)
+    idea_id, idea_pk = make_hybrid(home)
+    srv = Server(home, token=None)
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
+            try:
+                page = browser.new_page(viewport={"width": 1360, "height": 1200})
+                errors = []
+                page.on("pageerror", lambda e: errors.append(str(e)))
+                page.goto(srv.url + "/")
+                page.wait_for_function("typeof openIdea === 'function'")
+                page.evaluate(f"openIdea({idea_pk})")
+                page.wait_for_selector("#matches-table[data-matcher='hybrid'] tbody tr")
+                table = page.locator("#matches-table").inner_text()
+                for text in ("p realised", "p direction", "0.910", "0.640", "We route tokens to sparse experts",
+                             "shared: route, sparse, experts"):
+                    assert text in table, (text, table)
+                line = page.locator("#idea-detail p.muted").first.inner_text()
+                assert "hybrid matcher hybrid-test-1" in line and "direction 0.900" in line and "facets 0.500" in line
+                page.screenshot(path=str(ARTIFACTS / "dashboard-idea-hybrid.png"))
+                assert not errors, errors
+            finally:
+                browser.close()
+    finally:
+        srv.stop()

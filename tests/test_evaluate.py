@@ -68,3 +68,67 @@ def test_calibrate_writes_curve_plot_and_registry(tiny, tmp_path):
     assert png.stat().st_size > 10_000
     assert set(out["null"]["theta_percentiles"]) >= {"0.6", "0.75"}
     assert thetas.registry_theta("minilm", home=Path(out["written"]["registry"]).parent) == pick["theta"]
+
+
+def test_evaluate_by_kind_compares_hybrid_dense_and_bm25(tiny, tmp_path):
+    ideas = tmp_path / "labelled.jsonl"
+    lines = []
+    for r in tiny[:8]:
+        first, *rest = r["abstract"].split(". ")
+        lines.append({"id": r["id"], "kind": "paraphrase", "source_paper_id": r["id"], "problem": r["title"],
+                      "method": ". ".join(rest) or first})
+    lines += [{"id": f"v{i}", "kind": "vague", "source_paper_id": None, "problem": t, "method": t}
+              for i, t in enumerate(UNRELATED)]
+    lines.append({"id": "gone", "kind": "loose", "source_paper_id": "hs-9999", "problem": "p", "method": "m"})
+    ideas.write_text("\ufeff" + "".join(json.dumps(x) + "\r\n" for x in lines))  # BOM and CRLF, as editors write
+    out = run(["evaluate", "--ideas", str(ideas), "--resamples", "200", "--json"])
+    assert (out["ideas_in_file"], out["ideas_scored"], out["source_not_indexed"]) == (12, 11, 1)
+    assert set(out["by_kind"]) == {"hybrid", "dense", "bm25"} and out["matcher_version"].startswith("hybrid-")
+    for method, kinds in out["by_kind"].items():
+        para, vague = kinds["paraphrase"], kinds["vague"]
+        assert para["recall@1"]["n"] == 8 and vague["any_realised"]["n"] == 3
+        for iv in (para["recall@1"], para["source_realised"], vague["any_realised"]):
+            assert iv["low"] <= iv["value"] <= iv["high"]
+        assert vague["any_realised"]["value"] == 0.0  # sourdough, tiles and collies realise no ML paper
+        assert ("source_direction" in para) == (method == "hybrid")
+    assert out["by_kind"]["hybrid"]["paraphrase"]["recall@1"]["value"] >= 0.75
+
+
+def test_calibrate_hybrid_writes_registry_report_and_the_next_build_uses_it(tiny, tmp_path, settings):
+    from indexing.matcher.model import read_registry
+
+    venues = ["aaa2024", "bbb2024", "ccc2024"]
+    lines = []
+    for i, r in enumerate(tiny[:24]):
+        first, *rest = r["abstract"].split(". ")
+        venue = venues[i % 3]
+        if i % 4 == 3:  # same problem, a method from another field
+            lines.append({"id": f"h{i}", "kind": "hard_negative", "source_venue": venue, "source_paper_id": r["id"],
+                          "problem": r["title"], "method": UNRELATED[i % 3]})
+        else:
+            lines.append({"id": f"p{i}", "kind": "paraphrase", "source_venue": venue, "source_paper_id": r["id"],
+                          "problem": r["title"], "method": ". ".join(rest) or first})
+    lines += [{"id": f"v{i}", "kind": "vague", "source_venue": None, "source_paper_id": None, "problem": t,
+               "method": t} for i, t in enumerate(UNRELATED * 2)]
+    pairs = tmp_path / "labelled.jsonl"
+    pairs.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    report = tmp_path / "docs" / "calibration-hybrid.md"
+    out = run(["calibrate", "--matcher", "hybrid", "--pairs", str(pairs), "--report", str(report), "--json"])
+    entry = out["entry"]
+    assert out["registry"] == str(settings.home / "matchers" / "minilm-hybrid.json")
+    (revision, stored), = read_registry(out["registry"]).items()
+    assert revision == entry["revision"] and stored["version"] == entry["version"]
+    assert entry["folds"] == ["aaa", "bbb", "ccc"] and entry["kinds"] == {"hard_negative": 6, "paraphrase": 18,
+                                                                         "vague": 6}
+    for decision in ("realised", "direction"):
+        for shape in ("facets", "text"):
+            model = entry["decisions"][decision][shape]
+            assert 0.5 <= model["threshold"] <= 1 and len(model["coef"]) == len(model["features"])
+    assert set(out["out_of_fold"]["facets"]["fold_thresholds"]["realised"]) == {"aaa", "bbb", "ccc"}
+    text = report.read_text()
+    assert "## Chosen thresholds and weights" in text and "idea-shaped pairs" in text
+    assert report.with_suffix(".png").stat().st_size > 10_000 and json.loads(report.with_suffix(".json").read_text())
+    # the user's entry wins over the shipped one at the next build, and the manifest records it whole
+    built = build_index(get_settings(), cutoff=date(2000, 1, 1), until=date(2100, 12, 31))
+    assert built.manifest["matcher"]["hybrid"]["version"] == entry["version"]
+    assert built.manifest["matcher"]["hybrid"]["registry"] == out["registry"]

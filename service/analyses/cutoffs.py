@@ -17,7 +17,7 @@ from indexing.windows import WindowError
 from service.analyses.selection import AnalysisError, Selection, check_selection, number
 from service.analyses.systems import bootstrap_mean_ci, compare_samples
 from service.schemas import IdeaIn
-from service.scoring import idea_text, score_embedded
+from service.scoring import idea_text, matcher_of, score_embedded, score_ideas
 from service.systems import declared_cutoffs
 
 MAX_CUTOFFS = 12
@@ -63,14 +63,17 @@ def cutoff_sensitivity(session: Session, *, loaded: LoadedIndex, embedder: Embed
         raise AnalysisError("runs", f"{len(rows)} ideas selected; the sensitivity analysis re-scores at most "
                                     f"{MAX_IDEAS}: select fewer runs")
     ideas = [IdeaIn.model_construct(id=r.idea_id, problem=r.problem, method=r.method, text=r.text) for r in rows]
-    vectors = embedder.encode([idea_text(embedder, i) for i in ideas])
+    matcher = matcher_of(loaded)
+    # the dense rule embeds once for every cutoff; the hybrid one embeds each idea's facets per call
+    vectors = embedder.encode([idea_text(embedder, i) for i in ideas]) if matcher == "dense" else None
     groups = [r.system if selection.group_by != "run" else f"{r.system}/{r.label}" for r in rows]
     systems_of = {g: r.system for g, r in zip(groups, rows)}
     declared = declared_cutoffs(session)
     names = sorted(set(groups))
     out = []
     for window in windows:
-        results = score_embedded(ideas, vectors, loaded=loaded, top_k=top_k, window=window)
+        results = score_embedded(ideas, vectors, loaded=loaded, top_k=top_k, window=window) if vectors is not None \
+            else score_ideas(ideas, loaded=loaded, embedder=embedder, top_k=top_k, window=window, matcher=matcher)
         scores = {g: np.array([res.score for res, gg in zip(results, groups) if gg == g]) for g in names}
         matched = {g: np.array([res.matched for res, gg in zip(results, groups) if gg == g]) for g in names}
         entry = {"cutoff": window.start.isoformat(), "window": window.as_dict(), "papers": window.papers,
@@ -94,7 +97,7 @@ def cutoff_sensitivity(session: Session, *, loaded: LoadedIndex, embedder: Embed
         out.append(entry)
     return {
         "selection": selection.as_dict(), "index_version": loaded.version, "model": loaded.manifest["model"],
-        "theta": loaded.manifest["theta"], "top_k": top_k, "built_window": loaded.manifest["window"],
+        "theta": loaded.manifest["theta"], "matcher": matcher, "top_k": top_k, "built_window": loaded.manifest["window"],
         "until": windows[0].end.isoformat(), "ideas": len(rows),
         "citation_normalisation": loaded.table.normalisation,
         "stored": False, "note": "ideas re-scored in memory at each cutoff; stored scores are not changed",

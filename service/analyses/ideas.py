@@ -21,10 +21,14 @@ def idea_detail(session: Session, *, idea_pk: int) -> dict:
         "score": None if s is None else {
             "score": s.score, "matched": s.matched, "model": s.model, "theta": s.theta,
             "index_version": s.index_version, "cutoff": s.cutoff.isoformat(), "window_end": s.window_end.isoformat(),
-            "top_k": s.top_k},
+            "top_k": s.top_k, "matcher": s.matcher or "dense", "matcher_version": s.matcher_version,
+            "thresholds": s.thresholds or {"theta": s.theta}, "direction_score": s.direction_score,
+            "n_matches": s.n_matches, "n_direction_matches": s.n_direction_matches},
         "matches": [] if s is None else [
             {"rank": m.rank, "paper_id": m.paper_id, "title": m.title, "venue": m.venue, "year": m.year,
              "citations": m.citations, "similarity": m.similarity, "impact": m.impact,
-             "above_threshold": m.above_threshold} for m in s.matches],
+             "above_threshold": m.above_threshold, "p_realised": m.p_realised, "p_direction": m.p_direction,
+             "realised": m.realised, "direction": m.direction, "evidence_sentence": m.evidence_sentence,
+             "shared_terms": m.shared_terms} for m in s.matches],
         "judges": [{"judge": j.judge, **{d: getattr(j, d) for d in DIMENSIONS}} for j in judges],
     }

@@ -13,6 +13,7 @@ from indexing.models import Idea, JudgeScore, Match, Run, Score, System
 from service.judges import DIMENSIONS
 
 GROUP_BY = ("system", "run", "window")
+LEVELS = ("realised", "direction")
 
 
 class AnalysisError(ValueError):
@@ -26,8 +27,10 @@ class AnalysisError(ValueError):
 
 @dataclass(frozen=True)
 class Selection:
-    """Runs (ids), systems and a scoring window to include (empty = all), how ideas are grouped, and whether
-    scores made in different windows may be pooled."""
+    """Runs (ids), systems and a scoring window to include (empty = all), how ideas are grouped, whether scores
+    made in different windows may be pooled, and which decision level the HindSight score means: `realised` (the
+    score) or `direction` (the hybrid matcher's direction score; a score stored by the dense matcher has no
+    direction level and keeps its score)."""
 
     runs: tuple[int, ...] = ()
     systems: tuple[str, ...] = ()
@@ -35,10 +38,11 @@ class Selection:
     cutoff: str | None = None  # only scores whose window starts on this date
     until: str | None = None  # only scores whose window ends on this date
     pool_windows: bool = False
+    level: str = "realised"
 
     def as_dict(self) -> dict:
         return {"runs": list(self.runs), "systems": list(self.systems), "group_by": self.group_by,
-                "cutoff": self.cutoff, "until": self.until, "pool_windows": self.pool_windows}
+                "cutoff": self.cutoff, "until": self.until, "pool_windows": self.pool_windows, "level": self.level}
 
 
 def _day(value: str | None, field: str) -> date | None:
@@ -82,6 +86,8 @@ def resolve_runs(session: Session, refs: list[str], *, systems: list[str] | None
 def check_selection(session: Session, selection: Selection) -> None:
     if selection.group_by not in GROUP_BY:
         raise AnalysisError("group_by", f"expected one of {', '.join(GROUP_BY)}, got {selection.group_by!r}")
+    if selection.level not in LEVELS:
+        raise AnalysisError("level", f"expected one of {', '.join(LEVELS)}, got {selection.level!r}")
     known = set(session.scalars(select(Run.id).where(Run.id.in_(selection.runs)))) if selection.runs else set()
     missing = [r for r in selection.runs if r not in known]
     if missing:
@@ -103,7 +109,7 @@ def load_ideas(session: Session, selection: Selection) -> pd.DataFrame:
     cutoff, until = _day(selection.cutoff, "cutoff"), _day(selection.until, "until")
     query = (select(Idea.pk, Idea.idea_id, Run.id, Run.system, Run.label, Score.id, Score.score, Score.matched,
                     Score.cutoff, Score.window_end, Score.citation_normalisation, Score.leak_risk,
-                    System.knowledge_cutoff)
+                    System.knowledge_cutoff, Score.direction_score, Score.n_direction_matches)
              .join(Run, Run.id == Idea.run_id).join(Score, Score.idea_pk == Idea.pk)
              .outerjoin(System, System.name == Run.system).order_by(Idea.pk))
     if selection.runs:
@@ -117,6 +123,10 @@ def load_ideas(session: Session, selection: Selection) -> pd.DataFrame:
     rows = session.execute(query).all()
     frame = pd.DataFrame([r[:8] for r in rows], columns=[
         "idea_pk", "idea_id", "run_id", "system", "run", "score_id", "score", "matched"])
+    if selection.level == "direction":
+        has = frame.index[[r[13] is not None for r in rows]]
+        frame.loc[has, "score"] = [rows[i][13] for i in has]
+        frame.loc[has, "matched"] = [(rows[i][14] or 0) > 0 for i in has]
     frame["score"] = frame["score"].astype(float)
     frame["matched"] = frame["matched"].astype(bool)
     frame["window"] = pd.Series([window_label(r[8], r[9], r[10]) for r in rows], dtype=object)

@@ -26,6 +26,8 @@ CutoffOpt = typer.Option(None, "--cutoff", help="Only scores whose window starts
 UntilOpt = typer.Option(None, "--until", help="Only scores whose window ends on this date (YYYY-MM-DD).")
 PoolOpt = typer.Option(False, "--pool-windows", help="Pool scores made in different windows (refused by default: "
                                                     "they measure different futures).")
+LevelOpt = typer.Option("realised", "--level", help="Decision level of the HindSight score: realised or "
+                                                            "direction (hybrid matcher).")
 CsvOpt = typer.Option(None, "--csv", help="Write the table as CSV to this file.", dir_okay=False)
 PlotOpt = typer.Option(None, "--plot", help="Write the plot to this .png or .svg file.", dir_okay=False)
 TableOpt = typer.Option(None, "--table", help="Which table --csv writes (systems: groups|comparisons; "
@@ -47,10 +49,10 @@ def _pval(p) -> str:
 
 
 def _selection(session, runs: list[str] | None, systems: list[str] | None, by: str, cutoff: str | None = None,
-               until: str | None = None, pool: bool = False) -> Selection:
+               until: str | None = None, pool: bool = False, level: str = "realised") -> Selection:
     ids = resolve_runs(session, runs or [], systems=systems or None)
     return Selection(runs=ids, systems=tuple(systems or ()), group_by=by, cutoff=cutoff, until=until,
-                     pool_windows=pool)
+                     pool_windows=pool, level=level)
 
 
 def _print_warnings(answer: dict) -> None:
@@ -72,8 +74,9 @@ def _write_csv(path: Path | None, kind: str, answer: dict, table: str | None) ->
 
 
 @app.command()
-def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = ByOpt,
-            cutoff: str = CutoffOpt, until: str = UntilOpt, pool_windows: bool = PoolOpt, n_resamples: int = typer.Option(2000, help="Bootstrap resamples."),
+def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = ByOpt, level: str = LevelOpt,
+            cutoff: str = CutoffOpt, until: str = UntilOpt, pool_windows: bool = PoolOpt,
+            n_resamples: int = typer.Option(2000, help="Bootstrap resamples."),
             seed: int = typer.Option(0, help="Bootstrap seed."),
             json_out: bool = JsonOpt, csv_file: Path = CsvOpt, table: str = TableOpt, plot: Path = PlotOpt) -> None:
     """Per system: ideas, mean HindSight score with a bootstrap 95% CI, match rate, judge means; pairwise tests."""
@@ -81,7 +84,7 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
     fmt = _plot_format(plot) if plot else None
     try:
         with session_scope(settings.db_path) as session:
-            selection = _selection(session, run, system, by, cutoff, until, pool_windows)
+            selection = _selection(session, run, system, by, cutoff, until, pool_windows, level)
             answer = systems_summary(session, selection=selection, n_resamples=n_resamples, seed=seed)
             image = plots.distribution_plot(load_ideas(session, selection), fmt=fmt) if plot else None
         _write_csv(csv_file, "systems", answer, table)
@@ -110,7 +113,7 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
 
 
 @app.command("correlations")
-def correlations_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = ByOpt,
+def correlations_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = ByOpt, level: str = LevelOpt,
                   cutoff: str = CutoffOpt, until: str = UntilOpt, pool_windows: bool = PoolOpt,
                   judge: str = typer.Option(None, "--judge", help="Only this judge."),
                   json_out: bool = JsonOpt, csv_file: Path = CsvOpt) -> None:
@@ -119,7 +122,7 @@ def correlations_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: st
     try:
         with session_scope(settings.db_path) as session:
             answer = correlations(session, selection=_selection(session, run, system, by, cutoff, until,
-                                                                pool_windows), judge=judge)
+                                                                pool_windows, level), judge=judge)
         _write_csv(csv_file, "correlations", answer, None)
     except AnalysisError as exc:
         fail(str(exc))
@@ -134,7 +137,7 @@ def correlations_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: st
 
 
 @app.command("quadrants")
-def quadrants_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = ByOpt,
+def quadrants_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = ByOpt, level: str = LevelOpt,
                cutoff: str = CutoffOpt, until: str = UntilOpt, pool_windows: bool = PoolOpt,
                judge: str = typer.Option(None, "--judge", help="The judge (needed when several scored the ideas)."),
                dimension: str = typer.Option("overall", "--dimension", help="novelty, feasibility, impact, overall"),
@@ -151,7 +154,7 @@ def quadrants_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str =
     image = None
     try:
         with session_scope(settings.db_path) as session:
-            selection = _selection(session, run, system, by, cutoff, until, pool_windows)
+            selection = _selection(session, run, system, by, cutoff, until, pool_windows, level)
             options = dict(selection=selection, judge=judge, dimension=dimension, hindsight_cut=hindsight_cut,
                            judge_cut=judge_cut)
             answer = quadrants(session, **options, sort=sort, order=order, page=page, page_size=page_size)

@@ -148,10 +148,30 @@ def calibrate(pairs: Path = typer.Option(..., "--pairs", exists=True, dir_okay=F
               write: bool = typer.Option(False, "--write", help="Record the picked theta in the model registry; "
                                          "it takes effect at the next index build."),
               registry: Path = typer.Option(None, help="Registry file for --write (default $HINDSIGHT_HOME/"
-                                            f"thetas.json; the shipped one is {SHIPPED.name} in the package)."),
+                                            f"thetas.json; the shipped one is {SHIPPED.name} in the package); "
+                                            "with --matcher hybrid, the matcher registry (default $HINDSIGHT_HOME/"
+                                            "matchers/MODEL-hybrid.json)."),
+              matcher: str = typer.Option("dense", help="dense: pick theta from positive pairs; hybrid: fit the "
+                                          "realised/direction models on labelled ideas (kind, source_paper_id, "
+                                          "source_venue) and write the matcher registry."),
+              target_false_match: float = typer.Option(0.05, min=0.0, max=1.0, help="hybrid: the any-match rate "
+                                                       "each negative kind may reach (out-of-fold)."),
+              report: Path = typer.Option(None, dir_okay=False, help="hybrid: write the calibration report here "
+                                          "(markdown, with a PNG and JSON beside it)."),
               json_out: bool = JsonOpt) -> None:
-    """Pick the match threshold for a model from positive (idea, paper) pairs."""
+    """Pick the match threshold for a model from positive (idea, paper) pairs, or fit the hybrid matcher."""
     settings = ready_settings()
+    if matcher == "hybrid":
+        from service.cli import calibrate_hybrid
+
+        try:
+            calibrate_hybrid.run(pairs=pairs, target=target_false_match, registry=registry, report=report,
+                                 settings=settings, json_out=json_out, model=model)
+        except ValueError as exc:
+            fail(str(exc))
+        return
+    if matcher != "dense":
+        fail(f"--matcher must be dense or hybrid, not {matcher!r}")
     if paper_text not in ("title+abstract", "abstract"):
         fail("--paper-text must be title+abstract or abstract")
     ideas = read_labelled(pairs, paper_fields=("paper_id", "paper_ids"), require_paper=True)
@@ -278,9 +298,19 @@ def _print_calibration(report: dict, pick: cal.CurvePoint | None) -> None:
 def evaluate(ideas_file: Path = typer.Option(..., "--ideas", exists=True, dir_okay=False,
                                              help="JSONL/JSON/CSV of {id, text | problem+method, source?}."),
              top_k: int = typer.Option(None, help="Papers retrieved per idea (default HINDSIGHT_TOP_K, 20)."),
+             resamples: int = typer.Option(2000, min=100, help="Bootstrap resamples (labelled ideas, per kind)."),
              json_out: bool = JsonOpt) -> None:
-    """Retrieval quality of the current index: recall@1/5/20 of named sources, match and false-match rates."""
+    """Retrieval quality of the current index: recall@1/5/20 of named sources, match and false-match rates; for
+    ideas labelled with a `kind`, per kind for hybrid, dense-only and BM25-only with bootstrap intervals."""
     settings = ready_settings()
+    records = read_records(ideas_file)
+    from service.cli.evaluate_kinds import evaluate_kinds, has_kinds
+
+    if has_kinds(records):
+        loaded, embedder = current_index(settings)
+        evaluate_kinds(ideas_file, records, loaded=loaded, embedder=embedder, top_k=top_k or settings.top_k,
+                       resamples=resamples, json_out=json_out)
+        return
     ideas = read_labelled(ideas_file, paper_fields=("source", "source_paper_id"), require_paper=False)
     loaded, embedder = current_index(settings)
     m = loaded.manifest

@@ -21,6 +21,8 @@ def build(model: str = typer.Option(None, help="Embedder: minilm (offline defaul
           cutoff: str = typer.Option(None, help="Window start, YYYY-MM-DD (default 2023-06-01)."),
           until: str = typer.Option(None, help="Window end, YYYY-MM-DD (default 2025-12-31)."),
           theta: float = typer.Option(None, help="Override the model's calibrated threshold."),
+          matcher: str = typer.Option(None, help="Default match decision of this version: dense or hybrid "
+                                                 "(default: hybrid for minilm, dense for specter2)."),
           engine: str = typer.Option("local", help="Embed in this process (local) or on Ray Data (ray)."),
           address: str = typer.Option(None, help="Ray cluster address (ray://host:10001 or host:6379); "
                                                  "default: a local Ray instance."),
@@ -30,7 +32,7 @@ def build(model: str = typer.Option(None, help="Embedder: minilm (offline defaul
     try:
         with progress_bars(not json_out) as bars:
             result = build_index(settings, model=model, cutoff=_date(cutoff), until=_date(until), theta=theta,
-                                 progress=bars, engine=engine, address=address)
+                                 progress=bars, engine=engine, address=address, matcher=matcher)
     except (BuildBusy, BuildFailed, IndexDamaged, ValueError) as exc:
         fail(str(exc), 1)
     m = result.manifest
@@ -40,7 +42,7 @@ def build(model: str = typer.Option(None, help="Embedder: minilm (offline defaul
     c = m["counts"]
     console.print(f"published [bold]{result.version}[/] in {result.seconds:.1f}s: {c['indexed']} papers indexed "
                   f"({c['embedded_new']} embedded, {c['embedded_from_cache']} from cache), model {m['model']} "
-                  f"theta {m['theta']}, window {m['window']['start']}..{m['window']['end']}; excluded "
+                  f"theta {m['theta']}, matcher {m['matcher']['default']}, window {m['window']['start']}..{m['window']['end']}; excluded "
                   f"{c['excluded_before_cutoff']} before cutoff, {c['excluded_after_window']} after window",
                   highlight=False)
 
@@ -73,6 +75,11 @@ def status(json_out: bool = JsonOpt) -> None:
         table.add_row(key, str(m[key]))
     table.add_row("window", f"{m['window']['start']}..{m['window']['end']}")
     table.add_row("index", m["index"]["factory"])
+    mb = m.get("matcher") or {"default": "dense"}
+    hybrid = mb.get("hybrid") or {}
+    table.add_row("matcher", f"{mb['default']}" + (f" (hybrid {hybrid.get('version')} available)" if hybrid else "")
+                  + (f"; {mb['warning']}" if mb.get("warning") else ""))
+    table.add_row("lexical index", f"{m['lexical']['documents']} documents" if m.get("lexical") else "none")
     for key, value in m["counts"].items():
         table.add_row(key, str(value))
     table.add_row("citations min/max", f"{m['impact']['citation_min']:g} / {m['impact']['citation_max']:g}")

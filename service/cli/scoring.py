@@ -11,6 +11,7 @@ from indexing.db import session_scope
 from indexing.windows import WindowError
 from service.cli.common import JsonOpt, console, current_index, fail, print_json, progress_bars, ready_settings
 from service.schemas import IdeaIn
+from service.matching import MatcherUnavailable
 from service.scoring import context_of, score_ideas, store_scores
 from service.systems import plan_window
 
@@ -43,9 +44,12 @@ def score(ideas_file: Path = typer.Argument(..., exists=True, dir_okay=False, he
           cutoff: str = typer.Option(None, help="Window start YYYY-MM-DD inside the built window (default: the "
                                                 "system's declared knowledge cutoff, else the built cutoff)."),
           until: str = typer.Option(None, help="Window end YYYY-MM-DD (default: the built end)."),
+          matcher: str = typer.Option(None, help="dense or hybrid (default: the index version's)."),
           json_out: bool = JsonOpt) -> None:
     """Score ideas against the current index and store them under the run."""
     settings = ready_settings()
+    if matcher not in (None, "dense", "hybrid"):
+        fail(f"--matcher must be dense or hybrid, not {matcher!r}")
     ideas = read_ideas(ideas_file)
     loaded, embedder = current_index(settings)
     try:
@@ -56,14 +60,17 @@ def score(ideas_file: Path = typer.Argument(..., exists=True, dir_okay=False, he
     for warning in plan.warnings:
         console.print(f"[bold yellow]warning ({warning['code']}):[/] {warning['message']}", highlight=False)
     top_k = top_k or settings.top_k
+    try:
+        context = context_of(loaded, top_k, plan, matcher)
+    except MatcherUnavailable as exc:
+        fail(str(exc), 1)
     results = []
     with progress_bars(not json_out) as bars:
         for start in range(0, len(ideas), 32):
             results += score_ideas(ideas[start:start + 32], loaded=loaded, embedder=embedder, top_k=top_k,
-                                   window=plan.window)
+                                   window=plan.window, matcher=context.matcher)
             if bars:
                 bars("score", min(32, len(ideas) - start), len(ideas))
-    context = context_of(loaded, top_k, plan)
     with session_scope(settings.db_path) as session:
         run_id = store_scores(session, system=system, label=run, ideas=ideas, results=results, context=context)
     lines = [{**r.model_dump(), **context.model_dump(), "system": system, "run": run} for r in results]
@@ -74,8 +81,8 @@ def score(ideas_file: Path = typer.Argument(..., exists=True, dir_okay=False, he
                     "ideas": [r.model_dump() for r in results]})
         return
     table = Table("idea", "score", "matched", "best match", "similarity",
-                  title=f"{system}/{run}: model {context.model}, theta {context.theta}, index "
-                        f"{context.index_version}, window {context.window['start']}..{context.window['end']}"
+                  title=f"{system}/{run}: model {context.model}, matcher {context.matcher} {context.matcher_version}, "
+                        f"index {context.index_version}, window {context.window['start']}..{context.window['end']}"
                         + (" (LEAK RISK)" if context.leak_risk else ""))
     for r in results:
         best = next((x for x in r.matches if x.above_threshold), r.matches[0] if r.matches else None)

@@ -29,6 +29,8 @@ GroupBy = Annotated[Literal["system", "run", "window"],
 Format = Annotated[Literal["json", "csv"], Query(description="json, or csv for a flat table.")]
 HindsightCut = Annotated[str | None, Query(description="matched (default), median, or a number: high = score > it.")]
 JudgeCut = Annotated[str | None, Query(description="median (default) or a number: high = judge score > it.")]
+Level = Annotated[Literal["realised", "direction"], Query(
+    description="Decision level of the HindSight score: realised (default) or direction (hybrid matcher).")]
 
 
 def window_filter(
@@ -42,8 +44,9 @@ def window_filter(
 Windows = Annotated[dict, Depends(window_filter)]
 
 
-def _selection(runs: list[int], systems: list[str], group_by: str, windows: dict | None = None) -> Selection:
-    return Selection(runs=tuple(runs), systems=tuple(systems), group_by=group_by, **(windows or {}))
+def _selection(runs: list[int], systems: list[str], group_by: str, windows: dict | None = None,
+               level: str = "realised") -> Selection:
+    return Selection(runs=tuple(runs), systems=tuple(systems), group_by=group_by, level=level, **(windows or {}))
 
 
 def _answer(kind: str, answer: dict, fmt: str, table: str | None):
@@ -59,11 +62,12 @@ def _unprocessable(exc: AnalysisError) -> HTTPException:
 
 @router.get("/systems")
 def systems(session: SessionDep, windows: Windows, runs: Runs = [], systems: Systems = [],
-            group_by: GroupBy = "system", n_resamples: Annotated[int, Query(ge=100, le=20000)] = 2000, seed: Seed = 0,
+            group_by: GroupBy = "system", level: Level = "realised",
+            n_resamples: Annotated[int, Query(ge=100, le=20000)] = 2000, seed: Seed = 0,
             format: Format = "json", table: Literal["groups", "comparisons"] | None = None):
     """Per system: ideas, mean HindSight score with a bootstrap 95% CI, match rate, judge means; comparisons."""
     try:
-        answer = systems_summary(session, selection=_selection(runs, systems, group_by, windows),
+        answer = systems_summary(session, selection=_selection(runs, systems, group_by, windows, level),
                                  n_resamples=n_resamples, seed=seed)
         return _answer("systems", answer, format, table)
     except AnalysisError as exc:
@@ -72,11 +76,12 @@ def systems(session: SessionDep, windows: Windows, runs: Runs = [], systems: Sys
 
 @router.get("/correlations")
 def correlation(session: SessionDep, windows: Windows, runs: Runs = [], systems: Systems = [],
-                group_by: GroupBy = "system",
+                group_by: GroupBy = "system", level: Level = "realised",
                 judge: str | None = None, format: Format = "json"):
     """Spearman rho and p between the HindSight score and each judge dimension, overall and per group."""
     try:
-        return _answer("correlations", correlations(session, selection=_selection(runs, systems, group_by, windows),
+        return _answer("correlations", correlations(session, selection=_selection(runs, systems, group_by, windows,
+                                                                                  level),
                                                     judge=judge), format, None)
     except AnalysisError as exc:
         raise _unprocessable(exc) from None
@@ -84,7 +89,7 @@ def correlation(session: SessionDep, windows: Windows, runs: Runs = [], systems:
 
 @router.get("/quadrants")
 def quadrant_table(session: SessionDep, windows: Windows, runs: Runs = [], systems: Systems = [],
-                   group_by: GroupBy = "system",
+                   group_by: GroupBy = "system", level: Level = "realised",
              judge: str | None = None, dimension: str = "overall", hindsight_cut: HindsightCut = None,
              judge_cut: JudgeCut = None, quadrant: str | None = None,
              sort: Literal["score", "judge", "idea_id", "group"] = "score", order: Literal["asc", "desc"] = "desc",
@@ -92,7 +97,7 @@ def quadrant_table(session: SessionDep, windows: Windows, runs: Runs = [], syste
              format: Format = "json", table: Literal["counts", "ideas"] | None = None):
     """Quadrant counts and shares per group (cuts echoed) and a sorted page of ideas per quadrant with best match."""
     try:
-        answer = quadrants(session, selection=_selection(runs, systems, group_by, windows), judge=judge,
+        answer = quadrants(session, selection=_selection(runs, systems, group_by, windows, level), judge=judge,
                            dimension=dimension,
                            hindsight_cut=hindsight_cut, judge_cut=judge_cut, quadrant=quadrant, sort=sort,
                            order=order, page=page, page_size=None if format == "csv" and table == "ideas"
@@ -104,10 +109,11 @@ def quadrant_table(session: SessionDep, windows: Windows, runs: Runs = [], syste
 
 @router.get("/quadrants.{fmt}")
 def quadrant_image(fmt: Literal["png", "svg"], session: SessionDep, windows: Windows, runs: Runs = [],
-                   systems: Systems = [], group_by: GroupBy = "system", judge: str | None = None, dimension: str = "overall",
+                   systems: Systems = [], group_by: GroupBy = "system", level: Level = "realised",
+                   judge: str | None = None, dimension: str = "overall",
                    hindsight_cut: HindsightCut = None, judge_cut: JudgeCut = None) -> Response:
     """The quadrant scatter: HindSight vs judge score, one colour per group, cut lines, shares per quadrant."""
-    selection = _selection(runs, systems, group_by, windows)
+    selection = _selection(runs, systems, group_by, windows, level)
     try:
         frame, meta = quadrant_points(session, selection=selection, judge=judge, dimension=dimension,
                                       hindsight_cut=hindsight_cut, judge_cut=judge_cut)
@@ -119,10 +125,10 @@ def quadrant_image(fmt: Literal["png", "svg"], session: SessionDep, windows: Win
 
 @router.get("/distributions.{fmt}")
 def distribution_image(fmt: Literal["png", "svg"], session: SessionDep, windows: Windows, runs: Runs = [],
-                       systems: Systems = [], group_by: GroupBy = "system") -> Response:
+                       systems: Systems = [], group_by: GroupBy = "system", level: Level = "realised") -> Response:
     """Per-group HindSight score distributions."""
     try:
-        ideas = load_ideas(session, _selection(runs, systems, group_by, windows))
+        ideas = load_ideas(session, _selection(runs, systems, group_by, windows, level))
     except AnalysisError as exc:
         raise _unprocessable(exc) from None
     return Response(plots.distribution_plot(ideas, fmt=fmt), media_type=plots.FORMATS[fmt])

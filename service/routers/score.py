@@ -5,6 +5,7 @@ from fastapi import APIRouter, HTTPException
 from indexing.windows import WindowError
 from service.deps import HolderDep, SessionDep, SettingsDep
 from service.schemas import ScoreRequest, ScoreResponse
+from service.matching import MatcherUnavailable
 from service.scoring import context_of, score_ideas, store_scores
 from service.state import NoIndex
 from service.systems import plan_window
@@ -44,8 +45,12 @@ def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep, session: 
     except WindowError as exc:
         raise HTTPException(422, exc.detail()) from None
     top_k = req.top_k or settings.top_k
-    results = score_ideas(req.ideas, loaded=loaded, embedder=embedder, top_k=top_k, window=plan.window)
-    context = context_of(loaded, top_k, plan)
+    try:
+        context = context_of(loaded, top_k, plan, req.matcher)
+        results = score_ideas(req.ideas, loaded=loaded, embedder=embedder, top_k=top_k, window=plan.window,
+                              matcher=context.matcher)
+    except MatcherUnavailable as exc:
+        raise HTTPException(422, str(exc)) from None
     run_id = store_scores(session, system=req.system, label=req.run, ideas=req.ideas, results=results,
                           context=context)
     return ScoreResponse(**context.model_dump(), system=req.system, run=req.run, run_id=run_id, ideas=results)

@@ -42,6 +42,7 @@ function selectionParams() {
   document.querySelectorAll("#runs input:checked").forEach((box) => p.append("runs", box.value));
   p.set("group_by", $("group_by").value);
   if ($("pool_windows").checked) p.set("pool_windows", "true");
+  p.set("level", $("level").value);
   return p;
 }
 
@@ -129,7 +130,7 @@ function renderList(answer, key) {
   t.append(el("tbody", {}, listing.items.map((it) => el("tr", { "data-idea": it.idea_pk, onclick: () => openIdea(it.idea_pk) },
     el("td", {}, it.idea_id), el("td", {}, swatch(it.group), it.group),
     el("td", { class: "num" }, fmt(it.score)), el("td", { class: "num" }, fmt(it.judge_value, 1)),
-    el("td", { class: "title" }, it.best_match ? `${it.best_match.title} (${fmt(it.best_match.similarity, 2)}${it.best_match.above_threshold ? "" : ", below θ"})` : "–"),
+    el("td", { class: "title" }, it.best_match ? `${it.best_match.title} (${fmt(it.best_match.similarity, 2)}${it.best_match.above_threshold ? "" : ", not a match"})` : "–"),
   ))));
   box.append(t);
   if (listing.pages > 1) {
@@ -160,6 +161,39 @@ async function loadList(key, page) {
   } catch (err) { showError(err.message); }
 }
 
+function scoreLine(s) {
+  const where = `model ${s.model}, index ${s.index_version}, window ${s.cutoff} … ${s.window_end}`;
+  if (s.matcher !== "hybrid") return `HindSight ${fmt(s.score)} (${s.matched ? "matched" : "no match"}); dense matcher, θ = ${s.theta}; ${where}`;
+  const t = s.thresholds || {};
+  const thr = (dec) => t[dec] ? Object.entries(t[dec]).map(([shape, v]) => `${shape} ${fmt(v, 3)}`).join(", ") : "–";
+  return `HindSight ${fmt(s.score)} (${s.n_matches ?? 0} realised), direction ${fmt(s.direction_score)} (${s.n_direction_matches ?? 0} direction); ` +
+    `hybrid matcher ${s.matcher_version}, thresholds realised ${thr("realised")}, direction ${thr("direction")}; ${where}`;
+}
+
+function denseTable(matches) {
+  return el("table", { id: "matches-table" },
+    el("thead", {}, el("tr", {}, ["#", "paper", "venue", "year", "citations", "similarity", "impact", "≥ θ"].map((h) => el("th", {}, h)))),
+    el("tbody", {}, matches.map((m) => el("tr", {},
+      el("td", {}, String(m.rank)), el("td", { class: "title" }, m.title), el("td", {}, m.venue || "–"),
+      el("td", {}, String(m.year)), el("td", { class: "num" }, m.citations ?? "–"),
+      el("td", { class: "num" }, fmt(m.similarity)), el("td", { class: "num" }, fmt(m.impact)),
+      el("td", { class: m.above_threshold ? "yes" : "" }, m.above_threshold ? "yes" : "no")))));
+}
+
+function hybridTable(matches) {
+  const flag = (v) => el("td", { class: v ? "yes" : "" }, v ? "yes" : "no");
+  return el("table", { id: "matches-table", "data-matcher": "hybrid" },
+    el("thead", {}, el("tr", {}, ["#", "paper", "venue", "year", "similarity", "p realised", "realised", "p direction", "direction", "impact", "evidence"].map((h) => el("th", {}, h)))),
+    el("tbody", {}, matches.map((m) => el("tr", {},
+      el("td", {}, String(m.rank)), el("td", { class: "title" }, m.title), el("td", {}, m.venue || "–"),
+      el("td", {}, String(m.year)), el("td", { class: "num" }, fmt(m.similarity)),
+      el("td", { class: "num" }, fmt(m.p_realised, 3)), flag(m.realised),
+      el("td", { class: "num" }, fmt(m.p_direction, 3)), flag(m.direction),
+      el("td", { class: "num" }, fmt(m.impact)),
+      el("td", { class: "evidence" }, m.evidence_sentence || "–",
+        m.shared_terms && m.shared_terms.length ? el("div", { class: "muted" }, `shared: ${m.shared_terms.join(", ")}`) : "")))));
+}
+
 async function openIdea(pk) {
   try {
     const d = await getJSON(`/v1/analysis/ideas/${pk}`);
@@ -169,15 +203,9 @@ async function openIdea(pk) {
       el("h2", {}, `${d.idea_id} · ${d.system}/${d.run}`),
       el("p", {}, el("b", {}, "Problem: "), d.problem || d.text || "–"),
       el("p", {}, el("b", {}, "Method: "), d.method || "–"),
-      el("p", { class: "muted" }, s ? `HindSight ${fmt(s.score)} (${s.matched ? "matched" : "no match"}); model ${s.model}, θ = ${s.theta}, index ${s.index_version}, window ${s.cutoff} … ${s.window_end}` : "not scored"),
+      el("p", { class: "muted" }, s ? scoreLine(s) : "not scored"),
       el("p", {}, d.judges.map((j) => `${j.judge}: novelty ${fmt(j.novelty, 1)}, feasibility ${fmt(j.feasibility, 1)}, impact ${fmt(j.impact, 1)}, overall ${fmt(j.overall, 1)}`).join(" · ") || "no judge scores"),
-      el("table", { id: "matches-table" },
-        el("thead", {}, el("tr", {}, ["#", "paper", "venue", "year", "citations", "similarity", "impact", "≥ θ"].map((h) => el("th", {}, h)))),
-        el("tbody", {}, d.matches.map((m) => el("tr", {},
-          el("td", {}, String(m.rank)), el("td", { class: "title" }, m.title), el("td", {}, m.venue || "–"),
-          el("td", {}, String(m.year)), el("td", { class: "num" }, m.citations ?? "–"),
-          el("td", { class: "num" }, fmt(m.similarity)), el("td", { class: "num" }, fmt(m.impact)),
-          el("td", { class: m.above_threshold ? "yes" : "" }, m.above_threshold ? "yes" : "no"))))),
+      s && s.matcher === "hybrid" ? hybridTable(d.matches) : denseTable(d.matches),
     );
     $("idea-dialog").showModal();
   } catch (err) { showError(err.message); }

@@ -21,6 +21,8 @@ class Answer:
     theta: float | None = None
     ideas: list[dict] = field(default_factory=list)
     error: str | None = None
+    matcher: str = "dense"
+    thresholds: dict = field(default_factory=dict)
 
     @property
     def latency(self) -> float:
@@ -105,10 +107,12 @@ class LoadGenerator:
         if r.status_code != 200:
             return Answer(sent, received, r.status_code, error=r.text[:500])
         out = r.json()
-        ideas = [{"id": i["id"], "score": i["score"], "matched": i["matched"],
-                  "matches": [{k: m[k] for k in ("paper_id", "similarity", "impact", "above_threshold")}
+        ideas = [{"id": i["id"], "score": i["score"], "matched": i["matched"], "shape": i.get("shape"),
+                  "matches": [{k: m.get(k) for k in ("paper_id", "similarity", "impact", "above_threshold",
+                                                     "p_realised")}
                               for m in i["matches"]]} for i in out["ideas"]]
-        return Answer(sent, received, 200, version=out["index_version"], theta=out["theta"], ideas=ideas)
+        return Answer(sent, received, 200, version=out["index_version"], theta=out["theta"], ideas=ideas,
+                      matcher=out.get("matcher", "dense"), thresholds=out.get("thresholds", {}))
 
 
 def latency_summary(answers: list[Answer]) -> dict:
@@ -133,18 +137,22 @@ def check_answer(answer: Answer, versions: dict[str, VersionSnapshot], order: li
         problems.append(f"{snap.version} answered after {later[0]} was already current")
     if answer.theta != snap.theta:
         problems.append(f"theta {answer.theta} differs from {snap.version}'s {snap.theta}")
+    hybrid = answer.matcher == "hybrid"
     for idea in answer.ideas:
-        sims = [m["similarity"] for m in idea["matches"]]
+        # the dense matcher ranks by cosine and matches at theta; the hybrid one by p_realised at its threshold
+        key, cut = (("p_realised", answer.thresholds["realised"][idea["shape"]]) if hybrid
+                    else ("similarity", snap.theta))
+        sims = [m[key] for m in idea["matches"]]
         if sims != sorted(sims, reverse=True):
-            problems.append(f"{idea['id']}: matches not sorted by similarity")
+            problems.append(f"{idea['id']}: matches not sorted by {key}")
         for m in idea["matches"]:
             if m["paper_id"] not in snap.impacts:
                 problems.append(f"{idea['id']}: {m['paper_id']} is not in {snap.version}")
             elif abs(snap.impacts[m["paper_id"]] - m["impact"]) > 1e-9:
                 problems.append(f"{idea['id']}: impact of {m['paper_id']} differs from {snap.version}'s")
-            sim = m["similarity"]  # rounded to 6 digits in the answer
-            if not (sim >= snap.theta - 1e-6 if m["above_threshold"] else sim < snap.theta + 1e-6):
-                problems.append(f"{idea['id']}: above_threshold disagrees with theta {snap.theta}")
+            sim = m[key]  # rounded to 6 digits in the answer
+            if not (sim >= cut - 1e-6 if m["above_threshold"] else sim < cut + 1e-6):
+                problems.append(f"{idea['id']}: above_threshold disagrees with {key} threshold {cut}")
         best = max((m["impact"] for m in idea["matches"] if m["above_threshold"]), default=0.0)
         if abs(best - idea["score"]) > 1e-9 or idea["matched"] != any(m["above_threshold"] for m in idea["matches"]):
             problems.append(f"{idea['id']}: score {idea['score']} is not the best matched impact {best}")

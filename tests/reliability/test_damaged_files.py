@@ -75,6 +75,25 @@ def malformed_papers_with_matching_checksum(folder: Path) -> None:
     edit_manifest(lambda m: m["checksums"].update({PAPERS: sha256_file(folder / PAPERS)}))(folder)
 
 
+LEX_DATA, LEX_ABSTRACTS, LEX_INDPTR = "lexical.data.npy", "lexical.abstracts.json", "lexical.indptr.npy"
+
+
+def rewritten(name: str, data: Callable[[bytes], bytes]) -> Callable[[Path], None]:
+    """Replace a file's bytes and rewrite its checksum to match, so only reading it can tell."""
+    def damage(folder: Path) -> None:
+        (folder / name).write_bytes(data((folder / name).read_bytes()))
+        edit_manifest(lambda m: m["checksums"].update({name: sha256_file(folder / name)}))(folder)
+    return damage
+
+
+def flip(name: str) -> Callable[[Path], None]:
+    def damage(folder: Path) -> None:
+        data = bytearray((folder / name).read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        (folder / name).write_bytes(bytes(data))
+    return damage
+
+
 def set_count(m: dict) -> None:
     m["counts"]["indexed"] += 1
 
@@ -98,6 +117,16 @@ DAMAGES: dict[str, tuple[Callable[[Path], None], str]] = {
     "folder copied under a new name": (edit_manifest(lambda m: m.update(version="v0001")), "copied or renamed"),
     "truncated index, checksum rewritten": (truncate_with_matching_checksum, "cannot be read"),
     "malformed snapshot, checksum rewritten": (malformed_papers_with_matching_checksum, f"{PAPERS} is malformed"),
+    # the lexical (BM25) index is verified and refused like the FAISS file
+    "truncated lexical index": (truncate(LEX_DATA), f"checksum mismatch in {LEX_DATA}"),
+    "flipped byte in lexical index": (flip(LEX_INDPTR), f"checksum mismatch in {LEX_INDPTR}"),
+    "lexical file missing": (lambda f: (f / LEX_ABSTRACTS).unlink(), f"file {LEX_ABSTRACTS} is missing"),
+    "lexical checksum dropped from manifest": (edit_manifest(lambda m: m["checksums"].pop(LEX_DATA)),
+                                               "does not checksum the lexical index"),
+    "truncated lexical index, checksum rewritten": (rewritten(LEX_DATA, lambda b: b[: len(b) // 2]),
+                                                    "lexical index cannot be read"),
+    "lexical abstracts of another corpus, checksum rewritten": (rewritten(LEX_ABSTRACTS, lambda b: b"[]"),
+                                                                "lexical index does not fit"),
 }
 
 

@@ -1,0 +1,152 @@
+"""The fitted matcher models and their registry.
+
+A matcher entry holds, per decision (`realised`, `direction`) and per idea shape (`facets`: problem + method given;
+`text`: free text only, which has only whole-idea features), a standardised logistic regression written out as plain
+numbers (feature names, means, scales, weights, intercept) and the probability threshold picked at calibration.
+Plain numbers, not a pickle: the entry is inspectable, diffable and copied whole into each manifest, so a published
+index keeps scoring the same way whatever happens to the registry later.
+
+Registry files: the shipped `registry/<model>-hybrid.json` beside this module and the user's
+`$HINDSIGHT_HOME/matchers/<model>-hybrid.json` written by `hindsight calibrate --matcher hybrid`; the user's wins.
+Entries are keyed by the embedder's revision (model weights + backend: torch and ONNX int8 vectors differ), so a
+changed backend gets its own fit; a build whose revision has no entry uses the model's newest entry and records
+`fitted_on_revision` beside the revision it runs with.
+"""
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+SHIPPED_DIR = Path(__file__).with_name("registry")
+DECISIONS = ("realised", "direction")
+SHAPES = ("facets", "text")
+MATCHERS = ("dense", "hybrid")
+
+
+def registry_name(model: str) -> str:
+    return f"{model}-hybrid.json"
+
+
+def user_registry(home: Path, model: str) -> Path:
+    return Path(home) / "matchers" / registry_name(model)
+
+
+@dataclass(frozen=True)
+class Logistic:
+    features: tuple[str, ...]
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray
+    intercept: float
+    threshold: float
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Logistic":
+        feats = tuple(d["features"])
+        arrays = [np.asarray(d[k], dtype=np.float64) for k in ("mean", "scale", "coef")]
+        if not feats or any(a.shape != (len(feats),) for a in arrays) or not np.all(arrays[1] > 0):
+            raise ValueError("matcher model: features, mean, scale and coef must be equal-length, scale > 0")
+        threshold = float(d["threshold"])
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"matcher model: threshold {threshold} outside [0, 1]")
+        return cls(feats, *arrays, float(d["intercept"]), threshold)
+
+    def as_dict(self) -> dict:
+        return {"features": list(self.features), "mean": _r(self.mean), "scale": _r(self.scale),
+                "coef": _r(self.coef), "intercept": round(self.intercept, 6), "threshold": round(self.threshold, 6)}
+
+    def proba(self, x: np.ndarray) -> np.ndarray:
+        z = ((np.asarray(x, dtype=np.float64) - self.mean) / self.scale) @ self.coef + self.intercept
+        return 1.0 / (1.0 + np.exp(-np.clip(z, -50, 50)))
+
+
+def _r(a: np.ndarray) -> list[float]:
+    return [round(float(v), 6) for v in a]
+
+
+@dataclass(frozen=True)
+class HybridMatcher:
+    """One registry entry, loaded: four logistic models and what they were fitted on."""
+
+    entry: dict
+
+    def model(self, decision: str, shape: str) -> Logistic:
+        return Logistic.from_dict(self.entry["decisions"][decision][shape])
+
+    @property
+    def version(self) -> str:
+        return str(self.entry["version"])
+
+    @property
+    def candidates(self) -> int:
+        return int(self.entry.get("candidates", 50))
+
+    def thresholds(self) -> dict:
+        d = self.entry["decisions"]
+        return {dec: {shape: d[dec][shape]["threshold"] for shape in SHAPES} for dec in DECISIONS}
+
+    @classmethod
+    def from_entry(cls, entry: dict) -> "HybridMatcher":
+        """Validate an entry (from a registry or a manifest); ValueError names what is wrong."""
+        if not isinstance(entry, dict) or not isinstance(entry.get("decisions"), dict) or "version" not in entry:
+            raise ValueError("matcher entry lacks its version or decisions")
+        for dec in DECISIONS:
+            for shape in SHAPES:
+                try:
+                    Logistic.from_dict(entry["decisions"][dec][shape])
+                except (KeyError, TypeError) as exc:
+                    raise ValueError(f"matcher entry lacks decisions.{dec}.{shape} ({exc})") from None
+        return cls(entry)
+
+
+def read_registry(path: Path) -> dict:
+    """{revision: entry}; an absent file is empty, a malformed one an error naming the file."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        return {}
+    except ValueError as exc:
+        raise ValueError(f"matcher registry {path} is not valid JSON ({exc}); fix or delete it") from None
+    entries = data.get("revisions") if isinstance(data, dict) else None
+    if not isinstance(entries, dict):
+        raise ValueError(f"matcher registry {path} must be an object with a 'revisions' object")
+    return entries
+
+
+def find_entry(model: str, revision: str, *, home: Path | None = None) -> dict | None:
+    """The entry for this model and revision (user's registry first), else the newest for the model, else None."""
+    paths = ([user_registry(home, model)] if home is not None else []) + [SHIPPED_DIR / registry_name(model)]
+    registries = [(p, read_registry(p)) for p in paths]
+    for path, entries in registries:
+        if revision in entries:
+            return {**entries[revision], "registry": _shown(path), "fitted_on_revision": revision}
+    for path, entries in registries:
+        if entries:
+            rev, entry = max(entries.items(), key=lambda kv: kv[1].get("written", ""))
+            return {**entry, "registry": _shown(path), "fitted_on_revision": rev}
+    return None
+
+
+def _shown(path: Path) -> str:
+    """A registry's name as manifests show it: the shipped one relative to the package, a user's in full."""
+    try:
+        return str(path.relative_to(SHIPPED_DIR.parents[2]))
+    except ValueError:
+        return str(path)
+
+
+def write_entry(path: Path, revision: str, entry: dict) -> dict:
+    """Set the revision's entry (atomic replace, other revisions kept)."""
+    path = Path(path)
+    entries = read_registry(path)
+    entry = {**entry, "written": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    entries[revision] = entry
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"revisions": entries}, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+    return entry

@@ -1,0 +1,164 @@
+"""Pure parts of the hybrid matcher: BM25 normalisation, position ranges, threshold picking, out-of-fold fitting,
+stored vectors of IVF indexes, the matcher registry."""
+
+import numpy as np
+import pytest
+
+from indexing.lexical import MIN_TERMS, build_lexical, load_lexical, save_lexical, top_positions
+from indexing.matcher import calibrate as cal
+from indexing.matcher.features import ALL_FEATURES, Candidates, IdeaFacets
+from indexing.matcher.model import SHIPPED_DIR, HybridMatcher, Logistic, find_entry, read_registry, write_entry
+from indexing.matcher.vectors import stored_vectors
+from indexing.vectorindex.faiss_index import FaissIndex
+
+TITLES = ["Sparse experts route tokens", "Kernel ridge regression at scale", "Robots grasp unseen objects", ""]
+ABSTRACTS = ["We route tokens to sparse experts by position.", "Random features approximate kernels.",
+             "A gripper learns to grasp objects it never saw.", ""]
+
+
+def test_normalised_bm25_is_a_share_and_short_queries_carry_less():
+    lx = build_lexical(TITLES, ABSTRACTS)
+    assert lx.n_docs == 4  # the empty paper keeps its row
+    long_q = lx.query("route tokens to sparse experts by position with learned gating over many layers of depth")
+    short_q = lx.query("sparse experts")
+    for q in (long_q, short_q):
+        s = lx.normalised(q)
+        assert s.shape == (4,) and np.all(s >= 0) and np.all(s < 1) and int(np.argmax(s)) == 0
+    assert len(short_q.stems) < MIN_TERMS
+    assert lx.normalised(short_q)[0] < 0.3  # two words cannot carry a proposal's lexical evidence
+    assert lx.query("the of and").ceiling == 0 and not lx.normalised(lx.query("the of and")).any()
+    # unknown words count in the ceiling and match nothing
+    assert lx.query("zyxwv").ceiling > 0 and not lx.scores(lx.query("zyxwv")).any()
+
+
+def test_position_ranges_and_round_trip(tmp_path):
+    lx = build_lexical(TITLES, ABSTRACTS)
+    assert [p for p, _ in lx.search("objects grasp kernels", 5)] == [2, 1]
+    assert [p for p, _ in lx.search("objects grasp kernels", 5, allowed=(0, 2))] == [1]
+    assert lx.search("objects", 5, allowed=(3, 4)) == []
+    assert top_positions(np.array([0.0, 3.0, 3.0, 1.0]), 2) == [(1, 3.0), (2, 3.0)]  # ties: lower position first
+    files = save_lexical(lx, tmp_path)
+    assert all(f.parent == tmp_path and f.exists() for f in files)
+    again = load_lexical(tmp_path, 4)
+    q = again.query("sparse experts route tokens")
+    assert np.allclose(again.scores(q), lx.scores(lx.query("sparse experts route tokens")))
+    with pytest.raises(Exception, match="does not fit the 5 papers"):
+        load_lexical(tmp_path, 5)
+
+
+def test_pick_threshold_holds_every_negative_kind_to_the_target():
+    negatives = {"hard_negative": np.array([0.1, 0.2, 0.55, 0.7]), "vague": np.array([0.1, 0.6])}
+    t = cal.pick_threshold(negatives, target=0.25)
+    assert (negatives["hard_negative"] >= t).mean() <= 0.25 and (negatives["vague"] >= t).mean() <= 0.25
+    assert t > 0.6  # 0.6 itself would let half the vague ideas match
+    assert cal.pick_threshold({"vague": np.array([0.1])}, target=0.05) == 0.5  # never below the floor
+
+
+def _stack(n_per_fold: int = 6) -> cal.Stacked:
+    """Ideas of two kinds over four folds; the source candidate has high feature values."""
+    rng = np.random.default_rng(0)
+    ideas, cands = [], []
+    for f in ("a", "b", "c", "d"):
+        for j in range(n_per_fold):
+            kind = "paraphrase" if j % 2 == 0 else "vague"
+            feats = {name: rng.normal(0, 0.1, 10) for name in ALL_FEATURES}
+            if kind == "paraphrase":
+                for name in ALL_FEATURES:
+                    feats[name][0] += 1.0
+            ideas.append(cal.Labelled(id=f"{f}{j}", kind=kind, facets=IdeaFacets("x", "p", "m"),
+                                      source=0 if kind == "paraphrase" else None, fold=f))
+            cands.append(Candidates(positions=list(range(10)), features=feats, faceted=True))
+    return cal.Stacked.of(ideas, cands)
+
+
+def test_nested_out_of_fold_never_sees_the_judged_fold(monkeypatch):
+    st = _stack()
+    seen = []
+    real_fit = cal.fit_logistic
+
+    def spy(x, y, features, c=cal.C):
+        seen.append(len(y))
+        return real_fit(x, y, features, c)
+
+    monkeypatch.setattr(cal, "fit_logistic", spy)
+    prob, thresholds = cal.nested_oof(st, "realised", "facets", target=0.05)
+    assert set(thresholds) == {"a", "b", "c", "d"} and not np.isnan(prob).any()
+    assert max(seen) == 3 * 6 * 10  # no fit ever had more than three folds' rows
+    outcomes = cal.outcomes(st, prob, None, thresholds, None)
+    realised = [o for o in outcomes if o.kind == "paraphrase"]
+    assert all(o.ranked[0] == 0 for o in realised)
+    assert not any(any(o.realised) for o in outcomes if o.kind == "vague")
+
+
+def test_ivf_indexes_give_their_stored_vectors_back():
+    rng = np.random.default_rng(1)
+    vecs = rng.normal(size=(400, 16)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    index = FaissIndex.create(16, factory="IDMap2,IVF4,SQ8")
+    index.index.train(vecs)
+    index.add(vecs, np.arange(1000, 1400, dtype=np.int64))
+    got = stored_vectors(index, np.array([1000, 1399]))
+    assert got is not None and np.allclose(got, vecs[[0, 399]], atol=0.02)
+    assert stored_vectors(object(), np.array([1])) is None
+
+
+def test_registry_is_keyed_by_revision(tmp_path):
+    assert read_registry(tmp_path / "none.json") == {}
+    (rev, shipped), = read_registry(SHIPPED_DIR / "minilm-hybrid.json").items()
+    matcher = HybridMatcher.from_entry(shipped)
+    assert set(matcher.thresholds()) == {"realised", "direction"}
+    assert isinstance(matcher.model("realised", "facets"), Logistic)
+    home = tmp_path / "home"
+    mine = {**shipped, "version": "hybrid-mine"}
+    write_entry(home / "matchers" / "minilm-hybrid.json", "gt-other-onnx-int8", mine)
+    assert find_entry("minilm", "gt-other-onnx-int8", home=home)["version"] == "hybrid-mine"
+    assert find_entry("minilm", rev, home=home)["version"] == shipped["version"]  # the shipped one for its revision
+    fallback = find_entry("minilm", "gt-never-fitted", home=home)
+    assert fallback["fitted_on_revision"] != "gt-never-fitted"
+    assert find_entry("specter2", "any", home=home) is None
+    with pytest.raises(ValueError, match="threshold"):
+        Logistic.from_dict({**shipped["decisions"]["realised"]["facets"], "threshold": 2})
+
+
+def test_migration_0003_keeps_scores_stored_before_it(tmp_path):
+    import sqlite3
+
+    from alembic import command
+
+    from indexing.db import alembic_config, get_engine, session_scope
+    from indexing.models import Run
+    from service.runs import run_scores
+
+    db = tmp_path / "h.db"
+    with get_engine(db).connect() as conn:
+        conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+    command.upgrade(alembic_config(db), "0002")
+    con = sqlite3.connect(db)
+    con.execute("insert into runs (id, system, label, created_at) values (1, 's', 'r', '2026-01-01')")
+    con.execute("insert into ideas (pk, run_id, idea_id, problem, method) values (1, 1, 'i', 'p', 'm')")
+    con.execute("insert into scores (id, idea_pk, score, matched, model, theta, index_version, cutoff, window_end, "
+                "top_k, scored_at) values (1, 1, 0.5, 1, 'minilm', 0.75, 'v0001', '2023-06-01', '2025-12-31', 20, "
+                "'2026-01-01')")
+    con.execute("insert into matches (score_id, rank, paper_id, title, venue, year, citations, similarity, impact, "
+                "above_threshold) values (1, 1, 'p1', 'T', 'V', 2024, 3, 0.8, 0.5, 1)")
+    con.commit()
+    con.close()
+    command.upgrade(alembic_config(db), "head")
+    with session_scope(db) as session:
+        out = run_scores(session, session.get(Run, 1))["scores"][0]
+    assert out["matcher"] == "dense" and out["thresholds"] == {"theta": 0.75} and out["direction_score"] is None
+    assert out["matches"][0]["p_realised"] is None and out["matches"][0]["evidence"] is None
+    command.downgrade(alembic_config(db), "0002")
+    cols = {r[1] for r in sqlite3.connect(db).execute("pragma table_info(matches)")}
+    assert "p_realised" not in cols and "similarity" in cols
+
+
+def test_one_facet_ideas_are_text_ideas_without_the_separator(minilm):
+    from service.matching import facets_of
+    from service.schemas import IdeaIn
+
+    f = facets_of(minilm, IdeaIn(id="x", problem="  ", method="Route tokens to sparse experts."))
+    assert not f.faceted and f.whole == f"{minilm.sep}Route tokens to sparse experts."  # as the dense rule embeds it
+    assert f.lexical_texts() == {"whole": "Route tokens to sparse experts."}
+    both = facets_of(minilm, IdeaIn(id="y", problem="Long documents.", method="Sparse experts."))
+    assert both.faceted and both.lexical_texts()["whole"] == "Long documents.\nSparse experts."
