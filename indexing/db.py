@@ -1,14 +1,19 @@
 """SQLite engine and sessions; the schema is owned by the Alembic migrations."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
+from typing import TypeVar
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random_exponential
+
+T = TypeVar("T")
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -61,3 +66,34 @@ def session_scope(db_path: Path) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+class DatabaseBusy(RuntimeError):
+    """Writes kept meeting a locked database for the whole retry budget; the caller may try again later."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the database stayed locked by other writers for {seconds:g} s; try again shortly")
+        self.seconds = seconds
+
+
+def is_locked(exc: BaseException) -> bool:
+    """SQLite's 'database is locked' / 'database table is locked' (SQLITE_BUSY / SQLITE_LOCKED)."""
+    return isinstance(exc, OperationalError) and "is locked" in str(exc.orig if exc.orig is not None else exc)
+
+
+def write_transaction(db_path: Path, work: Callable[[Session], T], *, budget: float = 30.0) -> T:
+    """Run work(session) in its own transaction, committed before returning. A locked database (which busy_timeout
+    does not always wait out: a WAL snapshot gone stale fails at once) retries the whole transaction with jittered
+    back-off for up to `budget` seconds, then raises DatabaseBusy."""
+    retrying = Retrying(retry=retry_if_exception(is_locked), stop=stop_after_delay(budget),
+                        wait=wait_random_exponential(multiplier=0.05, max=1.0), reraise=True)
+    try:
+        for attempt in retrying:
+            with attempt:
+                with session_scope(db_path) as session:
+                    return work(session)
+    except OperationalError as exc:
+        if is_locked(exc):
+            raise DatabaseBusy(budget) from exc
+        raise
+    raise AssertionError("unreachable")  # pragma: no cover

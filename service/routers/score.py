@@ -2,7 +2,8 @@
 
 from fastapi import APIRouter, HTTPException
 
-from service.deps import HolderDep, SessionDep, SettingsDep
+from indexing.db import write_transaction
+from service.deps import HolderDep, SettingsDep
 from service.schemas import ScoreRequest, ScoreResponse
 from service.scoring import context_of, score_ideas, store_scores
 from service.state import NoIndex
@@ -29,7 +30,7 @@ def check_limits(req: ScoreRequest, max_ideas: int, max_chars: int) -> None:
 
 # A plain `def`: FastAPI runs it in a worker thread, so encoding never blocks the event loop.
 @router.post("/score", response_model=ScoreResponse)
-def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep, session: SessionDep) -> ScoreResponse:
+def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep) -> ScoreResponse:
     """Score ideas against the current index version and store them under (system, run)."""
     check_limits(req, settings.max_ideas_per_request, settings.max_text_chars)
     try:
@@ -40,6 +41,8 @@ def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep, session: 
     top_k = req.top_k or settings.top_k
     results = score_ideas(req.ideas, loaded=loaded, embedder=embedder, top_k=top_k)
     context = context_of(loaded, top_k)
-    run_id = store_scores(session, system=req.system, label=req.run, ideas=req.ideas, results=results,
-                          context=context)
+    # its own transaction, committed before the answer; retried while SQLite is locked, else 503 + Retry-After
+    run_id = write_transaction(settings.db_path, lambda session: store_scores(
+        session, system=req.system, label=req.run, ideas=req.ideas, results=results, context=context),
+        budget=settings.write_retry_seconds)
     return ScoreResponse(**context.model_dump(), system=req.system, run=req.run, run_id=run_id, ideas=results)

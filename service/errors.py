@@ -1,0 +1,107 @@
+"""The API's one error model, the per-operation `responses=errors(...)` helper, and the handlers that make every
+4xx/5xx answer take that shape.
+
+A router documents what an operation can answer with `@router.get(..., responses=errors(404, 422))`; admin
+operations add ADMIN (401, 403), operations with a body add BODY (400, 413). Every error body is an ErrorOut:
+`detail` is a message, FastAPI's list of field errors (422 for a request that fails its schema), or a refused
+file's report (422 with `message` and `errors`)."""
+
+import json
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.exc import OperationalError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from indexing.db import DatabaseBusy, is_locked
+
+RETRY_AFTER_SECONDS = 2
+
+
+class FieldError(BaseModel):
+    """One field error, as FastAPI reports a request that fails its schema."""
+
+    model_config = ConfigDict(extra="allow")
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class FileReport(BaseModel):
+    """A refused upload: why, and every row error by file, line and field."""
+
+    model_config = ConfigDict(extra="allow")
+    message: str
+    errors: list[dict[str, Any]] = []
+
+
+class ErrorOut(BaseModel):
+    """Every 4xx/5xx answer of the API."""
+
+    detail: str | list[FieldError] | FileReport = Field(
+        description="A message; or the list of field errors of a request that fails its schema (422); or the "
+                    "report of a refused file (422).")
+
+
+DESCRIPTIONS = {
+    400: "The body is not valid JSON (or too deeply nested to parse).",
+    401: "Admin token missing: send 'Authorization: Bearer <token>'.",
+    403: "Admin token wrong, or admin endpoints disabled (no HINDSIGHT_ADMIN_TOKEN on the server).",
+    404: "Not found.",
+    405: "Method not allowed.",
+    413: "Too large: the body exceeds HINDSIGHT_MAX_UPLOAD_BYTES, or too many ideas "
+         "(HINDSIGHT_MAX_IDEAS_PER_REQUEST).",
+    422: "The request fails its schema or a documented limit, or the uploaded file is refused.",
+    503: "Not ready (no index loaded) or the database stayed busy: retry after the Retry-After header.",
+}
+ADMIN = (401, 403)
+BODY = (400, 413)
+
+
+def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """`responses=` for a route: each code documented with ErrorOut (503 with its Retry-After header)."""
+    out: dict[int | str, dict[str, Any]] = {}
+    for code in sorted(set(codes)):
+        out[code] = {"model": ErrorOut, "description": DESCRIPTIONS[code]}
+        if code == 503:
+            out[code]["headers"] = {"Retry-After": {"description": "Seconds to wait before retrying.",
+                                                    "schema": {"type": "integer"}}}
+    return out
+
+
+def _json(status: int, detail: Any, headers: dict[str, str] | None = None) -> Response:
+    # ASCII: an echoed input may hold an unpaired surrogate, which UTF-8 cannot encode (it would be a 500)
+    body = json.dumps({"detail": jsonable_encoder(detail)}, ensure_ascii=True)
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+async def validation_error(request: Request, exc: RequestValidationError) -> Response:
+    return _json(422, exc.errors())
+
+
+async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+    detail = exc.detail
+    if exc.status_code == 413 and exc.detail == "Content Too Large":  # Starlette's body limit
+        detail = request.app.state.body_limit_message
+    headers = dict(exc.headers or {})
+    if exc.status_code == 503:
+        headers.setdefault("Retry-After", str(RETRY_AFTER_SECONDS))
+    return _json(exc.status_code, detail, headers or None)
+
+
+async def database_error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, DatabaseBusy) or is_locked(exc):
+        message = str(exc) if isinstance(exc, DatabaseBusy) else "the database is busy; try again shortly"
+        return _json(503, message, {"Retry-After": str(RETRY_AFTER_SECONDS)})
+    return _json(500, "internal error")
+
+
+def install(app: FastAPI) -> None:
+    """Give every error answer the ErrorOut shape."""
+    app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(DatabaseBusy, database_error)
+    app.add_exception_handler(OperationalError, database_error)
