@@ -20,6 +20,9 @@ def serialised_load(fn):
     def locked(*args, **kwargs):
         with MODEL_LOAD_LOCK:
             return fn(*args, **kwargs)
+    for name in ("cache_clear", "cache_info"):  # an lru_cache below stays reachable
+        if hasattr(fn, name):
+            setattr(locked, name, getattr(fn, name))
     return locked
 
 
