@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from indexing.db import DatabaseBusy, is_locked
 
@@ -87,9 +88,22 @@ async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
     if exc.status_code == 413 and exc.detail == "Content Too Large":  # Starlette's body limit
         detail = request.app.state.body_limit_message
     headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = ", ".join(allowed_methods(request))
     if exc.status_code == 503:
         headers.setdefault("Retry-After", str(RETRY_AFTER_SECONDS))
     return _json(exc.status_code, detail, headers or None)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method of every route on this path: Starlette's 405 names only the first route's (GET /v1/papers
+    would hide POST /v1/papers)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches(request.scope)
+        if match != Match.NONE and getattr(route, "methods", None):
+            methods |= route.methods
+    return sorted(methods)
 
 
 async def database_error(request: Request, exc: Exception) -> Response:

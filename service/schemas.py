@@ -1,8 +1,9 @@
 """Request and response models of the scoring API."""
 
+import re
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 
 def _valid_unicode(value: str) -> str:
@@ -16,7 +17,23 @@ def _valid_unicode(value: str) -> str:
 Text = Annotated[str, AfterValidator(_valid_unicode)]
 
 
+def _filled(value: str | None) -> bool:
+    return value is not None and re.search(r"\S", value) is not None
+
+
+_SOME_TEXT = {"type": "string", "pattern": r"\S"}
+# the rule below, said in the schema, so a client generated from it builds only ideas the server accepts
+_TEXT_OR_PROBLEM_METHOD = [
+    {"required": ["text"], "properties": {"text": _SOME_TEXT, "problem": {"type": "null"}, "method": {"type": "null"}}},
+    {"required": ["problem"], "properties": {"problem": _SOME_TEXT, "text": {"type": "null"}}},
+    {"required": ["method"], "properties": {"method": _SOME_TEXT, "text": {"type": "null"}}},
+]
+
+
 class IdeaIn(BaseModel):
+    """An idea: 'text', or 'problem' and/or 'method' (at least one with a non-blank character)."""
+
+    model_config = ConfigDict(json_schema_extra={"anyOf": _TEXT_OR_PROBLEM_METHOD})
     id: Text = Field(min_length=1, max_length=255, description="The caller's idea id.")
     problem: Text | None = None
     method: Text | None = None
@@ -24,10 +41,10 @@ class IdeaIn(BaseModel):
 
     @model_validator(mode="after")
     def _has_text(self) -> "IdeaIn":
-        if not any(v and v.strip() for v in (self.problem, self.method, self.text)):
-            raise ValueError("an idea needs 'problem' (and 'method') or 'text'")
-        if self.text and (self.problem or self.method):
+        if self.text is not None and (self.problem is not None or self.method is not None):
             raise ValueError("give either 'text' or 'problem' + 'method', not both")
+        if not (_filled(self.text) or _filled(self.problem) or _filled(self.method)):
+            raise ValueError("an idea needs 'problem' (and 'method') or 'text'")
         return self
 
 

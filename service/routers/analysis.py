@@ -14,6 +14,8 @@ from service.analyses import (
 from service.analyses.quadrants import quadrant_counts
 from service.analyses.selection import load_ideas
 from service.deps import SessionDep
+from service.errors import errors
+from service.judges import DIMENSIONS
 
 router = APIRouter(prefix="/v1/analysis", tags=["analysis"])
 
@@ -23,8 +25,20 @@ Seed = Annotated[int, Query(ge=0, le=2**63 - 1, description="Bootstrap seed.")]
 Systems = Annotated[list[str], Query(description="Systems to include (repeat the parameter); all when absent.")]
 GroupBy = Annotated[Literal["system", "run"], Query(description="Group ideas per system or per system/run.")]
 Format = Annotated[Literal["json", "csv"], Query(description="json, or csv for a flat table.")]
-HindsightCut = Annotated[str | None, Query(description="matched (default), median, or a number: high = score > it.")]
-JudgeCut = Annotated[str | None, Query(description="median (default) or a number: high = judge score > it.")]
+NUMBER = r"-?[0-9]{1,9}(\.[0-9]{1,9})?"
+HindsightCut = Annotated[str | None, Query(pattern=f"^(matched|median|{NUMBER})$",
+                                           description="matched (default), median, or a number: high = score > it.")]
+JudgeCut = Annotated[str | None, Query(pattern=f"^(median|{NUMBER})$",
+                                       description="median (default) or a number: high = judge score > it.")]
+Dimension = Annotated[Literal[DIMENSIONS], Query(description="The judge dimension.")]
+Quadrant = Annotated[Literal["true_positive", "hidden_gem", "overhyped", "true_negative"] | None,
+                     Query(description="Only this quadrant's ideas.")]
+# state-dependent refusals (no run with that id, several judges and none chosen, nothing scored yet) are 422s
+ANALYSIS_ERRORS = errors(422, 503)
+JSON_OR_CSV = {200: {"description": "JSON, or a CSV table with ?format=csv.", "content": {
+    "application/json": {"schema": {"type": "object"}}, "text/csv": {"schema": {"type": "string"}}}}}
+IMAGE = {200: {"description": "The plot as PNG or SVG.", "content": {
+    "image/png": {"schema": {"type": "string", "format": "binary"}}, "image/svg+xml": {"schema": {"type": "string"}}}}}
 
 
 def _selection(runs: list[int], systems: list[str], group_by: str) -> Selection:
@@ -42,7 +56,7 @@ def _unprocessable(exc: AnalysisError) -> HTTPException:
     return HTTPException(422, str(exc))
 
 
-@router.get("/systems")
+@router.get("/systems", responses=JSON_OR_CSV | ANALYSIS_ERRORS)
 def systems(session: SessionDep, runs: Runs = [], systems: Systems = [], group_by: GroupBy = "system",
             n_resamples: Annotated[int, Query(ge=100, le=20000)] = 2000, seed: Seed = 0,
             format: Format = "json", table: Literal["groups", "comparisons"] | None = None):
@@ -55,7 +69,7 @@ def systems(session: SessionDep, runs: Runs = [], systems: Systems = [], group_b
         raise _unprocessable(exc) from None
 
 
-@router.get("/correlations")
+@router.get("/correlations", responses=JSON_OR_CSV | ANALYSIS_ERRORS)
 def correlation(session: SessionDep, runs: Runs = [], systems: Systems = [], group_by: GroupBy = "system",
                 judge: str | None = None, format: Format = "json"):
     """Spearman rho and p between the HindSight score and each judge dimension, overall and per group."""
@@ -66,10 +80,10 @@ def correlation(session: SessionDep, runs: Runs = [], systems: Systems = [], gro
         raise _unprocessable(exc) from None
 
 
-@router.get("/quadrants")
+@router.get("/quadrants", responses=JSON_OR_CSV | ANALYSIS_ERRORS)
 def quadrant_table(session: SessionDep, runs: Runs = [], systems: Systems = [], group_by: GroupBy = "system",
-             judge: str | None = None, dimension: str = "overall", hindsight_cut: HindsightCut = None,
-             judge_cut: JudgeCut = None, quadrant: str | None = None,
+             judge: str | None = None, dimension: Dimension = "overall", hindsight_cut: HindsightCut = None,
+             judge_cut: JudgeCut = None, quadrant: Quadrant = None,
              sort: Literal["score", "judge", "idea_id", "group"] = "score", order: Literal["asc", "desc"] = "desc",
              page: Annotated[int, Query(ge=1)] = 1, page_size: Annotated[int, Query(ge=1, le=1000)] = 20,
              format: Format = "json", table: Literal["counts", "ideas"] | None = None):
@@ -84,9 +98,9 @@ def quadrant_table(session: SessionDep, runs: Runs = [], systems: Systems = [], 
         raise _unprocessable(exc) from None
 
 
-@router.get("/quadrants.{fmt}")
+@router.get("/quadrants.{fmt}", response_class=Response, responses=IMAGE | ANALYSIS_ERRORS)
 def quadrant_image(fmt: Literal["png", "svg"], session: SessionDep, runs: Runs = [], systems: Systems = [],
-                   group_by: GroupBy = "system", judge: str | None = None, dimension: str = "overall",
+                   group_by: GroupBy = "system", judge: str | None = None, dimension: Dimension = "overall",
                    hindsight_cut: HindsightCut = None, judge_cut: JudgeCut = None) -> Response:
     """The quadrant scatter: HindSight vs judge score, one colour per group, cut lines, shares per quadrant."""
     selection = _selection(runs, systems, group_by)
@@ -99,7 +113,7 @@ def quadrant_image(fmt: Literal["png", "svg"], session: SessionDep, runs: Runs =
     return Response(plots.quadrant_plot(frame, answer, fmt=fmt), media_type=plots.FORMATS[fmt])
 
 
-@router.get("/distributions.{fmt}")
+@router.get("/distributions.{fmt}", response_class=Response, responses=IMAGE | ANALYSIS_ERRORS)
 def distribution_image(fmt: Literal["png", "svg"], session: SessionDep, runs: Runs = [], systems: Systems = [],
                        group_by: GroupBy = "system") -> Response:
     """Per-group HindSight score distributions."""
@@ -110,7 +124,7 @@ def distribution_image(fmt: Literal["png", "svg"], session: SessionDep, runs: Ru
     return Response(plots.distribution_plot(ideas, fmt=fmt), media_type=plots.FORMATS[fmt])
 
 
-@router.get("/ideas/{idea_pk}")
+@router.get("/ideas/{idea_pk}", responses=errors(404, 422))
 def idea(idea_pk: Annotated[int, Path(ge=1, le=2**63 - 1)], session: SessionDep) -> dict:
     """One idea with its score context, every retrieved paper (similarity, impact) and its judge scores."""
     try:

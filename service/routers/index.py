@@ -1,26 +1,41 @@
 """The index: its manifest and status; rebuilds as background jobs (admin)."""
 
+import re
 from datetime import date
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from sqlalchemy import select
 
 from indexing.build import build_index
 from indexing.models import IndexBuild
 from service.deps import AdminDep, HolderDep, JobsDep, SessionDep, SettingsDep
+from service.errors import ADMIN, BODY, errors
 from service.state import NoIndex
 
 router = APIRouter(prefix="/v1", tags=["index"])
 
 
+def _iso_day(value):
+    """A date is a "YYYY-MM-DD" string (format: date), never a number of seconds: {"until": 0} is refused."""
+    if isinstance(value, str) and re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
+        return date.fromisoformat(value)
+    raise ValueError("must be a date written YYYY-MM-DD")
+
+
+Day = Annotated[date, BeforeValidator(_iso_day)]
+
+
 class RebuildRequest(BaseModel):
-    model: str | None = None
-    cutoff: date | None = None
-    until: date | None = None
+    model_config = ConfigDict(extra="forbid")
+    model: Literal["minilm", "specter2"] | None = Field(None, description="The embedder; the server's default "
+                                                                            "when absent.")
+    cutoff: Day | None = Field(None, description="First day of the window (YYYY-MM-DD).")
+    until: Day | None = Field(None, description="Last day of the window (YYYY-MM-DD).")
 
 
-@router.get("/index")
+@router.get("/index", responses=errors(503))
 def index_status(holder: HolderDep, session: SessionDep) -> dict:
     """The current manifest, what the server has loaded, and the latest builds."""
     try:
@@ -35,7 +50,7 @@ def index_status(holder: HolderDep, session: SessionDep) -> dict:
                                "started": b.started_at.isoformat(), "error": b.error} for b in builds]}
 
 
-@router.post("/index/rebuild", dependencies=[AdminDep], status_code=202)
+@router.post("/index/rebuild", dependencies=[AdminDep], status_code=202, responses=errors(*ADMIN, *BODY, 422))
 def rebuild(settings: SettingsDep, holder: HolderDep, jobs: JobsDep, req: RebuildRequest | None = None) -> dict:
     """Start a rebuild in the background; poll GET /v1/jobs/{id}."""
     req = req or RebuildRequest()
@@ -48,7 +63,7 @@ def rebuild(settings: SettingsDep, holder: HolderDep, jobs: JobsDep, req: Rebuil
     return jobs.submit("index-rebuild", run)
 
 
-@router.get("/jobs/{job_id}")
+@router.get("/jobs/{job_id}", responses=errors(404, 422))
 def job(job_id: str, jobs: JobsDep) -> dict:
     """A background job's status, progress and result."""
     found = jobs.get(job_id)

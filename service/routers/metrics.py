@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
+from service.errors import BODY, errors
 from service.metrics import TASKS, MetricsInputError, Report, get_task, run_task
 
 router = APIRouter(prefix="/v1/metrics", tags=["metrics"])
@@ -34,7 +35,7 @@ def list_tasks() -> list[TaskInfo]:
             for t in TASKS.values()]
 
 
-@router.post("/{benchmark}/{task}", response_model=Report)
+@router.post("/{benchmark}/{task}", response_model=Report, responses=errors(*BODY, 404, 422))
 def compute_metrics(benchmark: str, task: str, body: MetricsRequest) -> Report:
     """Score predictions against gold for one benchmark task."""
     spec = get_task(benchmark, task)

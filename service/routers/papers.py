@@ -1,6 +1,6 @@
 """Papers: look one up; ingest a file (admin)."""
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Query, UploadFile
 from sqlalchemy import select
@@ -9,6 +9,7 @@ from starlette.concurrency import run_in_threadpool
 from indexing.ingest import IngestRejected, ingest_bytes
 from indexing.models import Paper
 from service.deps import AdminDep, SessionDep, SettingsDep
+from service.errors import ADMIN, BODY, errors
 
 router = APIRouter(prefix="/v1/papers", tags=["papers"])
 
@@ -20,7 +21,7 @@ def paper_dict(p: Paper) -> dict:
             "arxiv_id": p.arxiv_id, "updated_at": p.updated_at.isoformat()}
 
 
-@router.get("/{paper_id:path}")
+@router.get("/{paper_id:path}", responses=errors(404, 503))
 def get_paper(paper_id: str, session: SessionDep) -> dict:
     """One paper by its source's own id."""
     paper = session.scalars(select(Paper).where(Paper.paper_id == paper_id)).first()
@@ -29,9 +30,9 @@ def get_paper(paper_id: str, session: SessionDep) -> dict:
     return paper_dict(paper)
 
 
-@router.post("", dependencies=[AdminDep])
+@router.post("", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 422, 503))
 async def ingest(file: UploadFile, settings: SettingsDep,
-                 format: Annotated[str, Query(pattern="^(auto|jsonl|csv|paperlists|openalex|s2)$")] = "auto",
+                 format: Annotated[Literal["auto", "jsonl", "csv", "paperlists", "openalex", "s2"], Query()] = "auto",
                  skip_invalid: bool = False) -> dict:
     """Ingest an uploaded paper file with the CLI's rules: invalid rows reject the whole file unless skip_invalid."""
     limit = settings.max_upload_bytes  # the body as a whole is bounded by service.limits.BodyLimit

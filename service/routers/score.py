@@ -4,6 +4,7 @@ from fastapi import APIRouter, HTTPException
 
 from indexing.db import write_transaction
 from service.deps import HolderDep, SettingsDep
+from service.errors import BODY, errors
 from service.schemas import ScoreRequest, ScoreResponse
 from service.scoring import context_of, score_ideas, store_scores
 from service.state import NoIndex
@@ -29,7 +30,7 @@ def check_limits(req: ScoreRequest, max_ideas: int, max_chars: int) -> None:
 
 
 # A plain `def`: FastAPI runs it in a worker thread, so encoding never blocks the event loop.
-@router.post("/score", response_model=ScoreResponse)
+@router.post("/score", response_model=ScoreResponse, responses=errors(*BODY, 422, 503))
 def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep) -> ScoreResponse:
     """Score ideas against the current index version and store them under (system, run)."""
     check_limits(req, settings.max_ideas_per_request, settings.max_text_chars)
