@@ -15,7 +15,9 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.datastructures import Headers
 from starlette.routing import Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from indexing.db import DatabaseBusy, is_locked
 
@@ -85,9 +87,10 @@ async def validation_error(request: Request, exc: RequestValidationError) -> Res
 
 async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
     detail = exc.detail
-    if exc.status_code == 413 and exc.detail == "Content Too Large":  # Starlette's body limit
-        detail = request.app.state.body_limit_message
     headers = dict(exc.headers or {})
+    if exc.status_code == 413 and detail == "Content Too Large":  # a chunked body cut off by the body limit
+        detail = body_limit_message(request.app.state.settings.max_upload_bytes, None)
+        headers["Connection"] = "close"
     if exc.status_code == 405:
         headers["Allow"] = ", ".join(allowed_methods(request))
     if exc.status_code == 503:
@@ -111,6 +114,45 @@ async def database_error(request: Request, exc: Exception) -> Response:
         message = str(exc) if isinstance(exc, DatabaseBusy) else "the database is busy; try again shortly"
         return _json(503, message, {"Retry-After": str(RETRY_AFTER_SECONDS)})
     return _json(500, "internal error")
+
+
+def body_limit_message(limit: int, declared: str | None) -> str:
+    size = f"of {declared} bytes " if declared and declared.isdigit() else ""
+    return (f"request body {size}exceeds the limit of {limit} bytes (HINDSIGHT_MAX_UPLOAD_BYTES, plus 64 KB for "
+            "multipart framing)")
+
+
+class NameBodyLimit:
+    """Starlette's RequestBodyLimitMiddleware answers a plain-text "Content Too Large" (it replaces whatever the app
+    answers once a declared Content-Length is over the limit). Outside it, this rewrites that 413 alone into the
+    ErrorOut shape with a message naming the limit; it counts nothing itself."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        replaced = False
+
+        async def named(message: Message) -> None:
+            nonlocal replaced
+            if message["type"] == "http.response.start" and message["status"] == 413:
+                headers = dict(message.get("headers", []))
+                if headers.get(b"content-type", b"").startswith(b"text/plain"):
+                    declared = Headers(scope=scope).get("content-length")
+                    body = json.dumps({"detail": body_limit_message(self.limit, declared)}).encode()
+                    replaced = True
+                    await send({"type": "http.response.start", "status": 413, "headers": [
+                        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                        (b"connection", b"close")]})  # the rest of the body is never read
+                    await send({"type": "http.response.body", "body": body})
+                    return
+            if not replaced:
+                await send(message)
+
+        await self.app(scope, receive, named)
 
 
 def install(app: FastAPI) -> None:

@@ -74,7 +74,9 @@ def looks_like_jsonl(text: str) -> bool:
     """One JSON value per line with more after the first: JSONL. A single document (an array, one object, an API
     page, however it is laid out) or objects pretty-printed one after another are read as JSON instead."""
     start = _skip_ws(text, 0)
-    if start >= len(text) or text[start] == "[":
+    if start >= len(text):
+        return True  # blank: "has no records"
+    if text[start] == "[":
         return False
     try:
         _, end = _decoder.raw_decode(text, start)

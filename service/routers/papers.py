@@ -35,7 +35,7 @@ async def ingest(file: UploadFile, settings: SettingsDep,
                  format: Annotated[Literal["auto", "jsonl", "csv", "paperlists", "openalex", "s2"], Query()] = "auto",
                  skip_invalid: bool = False) -> dict:
     """Ingest an uploaded paper file with the CLI's rules: invalid rows reject the whole file unless skip_invalid."""
-    limit = settings.max_upload_bytes  # the body as a whole is bounded by service.limits.BodyLimit
+    limit = settings.max_upload_bytes  # the body as a whole: FastAPI's max_body_size (service.app)
     data = await file.read(limit + 1)
     if len(data) > limit:
         raise HTTPException(413, f"upload exceeds the limit of {limit} bytes (HINDSIGHT_MAX_UPLOAD_BYTES)")
