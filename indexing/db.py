@@ -1,5 +1,6 @@
 """SQLite engine and sessions; the schema is owned by the Alembic migrations."""
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -16,12 +17,13 @@ from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random
 T = TypeVar("T")
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+BUSY_TIMEOUT_MS = 30_000
 
 
 def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur = dbapi_conn.cursor()
     # busy_timeout first: every later statement may need a lock another connection holds
-    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.close()
@@ -84,14 +86,22 @@ def is_locked(exc: BaseException) -> bool:
 def write_transaction(db_path: Path, work: Callable[[Session], T], *, budget: float = 30.0) -> T:
     """Run work(session) in its own transaction, committed before returning. A locked database (which busy_timeout
     does not always wait out: a WAL snapshot gone stale fails at once) retries the whole transaction with jittered
-    back-off for up to `budget` seconds, then raises DatabaseBusy."""
+    back-off for up to `budget` seconds in all (each attempt's busy_timeout is what is left of it), then raises
+    DatabaseBusy."""
+    deadline = time.monotonic() + budget
     retrying = Retrying(retry=retry_if_exception(is_locked), stop=stop_after_delay(budget),
                         wait=wait_random_exponential(multiplier=0.05, max=1.0), reraise=True)
     try:
         for attempt in retrying:
             with attempt:
                 with session_scope(db_path) as session:
-                    return work(session)
+                    connection = session.connection()
+                    left = max(1, min(BUSY_TIMEOUT_MS, int((deadline - time.monotonic()) * 1000)))
+                    connection.exec_driver_sql(f"PRAGMA busy_timeout={left}")
+                    try:
+                        return work(session)
+                    finally:  # the pooled connection goes back with the usual timeout
+                        connection.exec_driver_sql(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     except OperationalError as exc:
         if is_locked(exc):
             raise DatabaseBusy(budget) from exc

@@ -83,3 +83,26 @@ def test_parallel_clients_one_run_while_rebuilding(tmp_path, live_server):
     assert not mismatched, mismatched[:5]
     listed = httpx.get(f"{url}/v1/runs/one/scores", params={"system": "par"}, timeout=60).json()["scores"]
     assert sorted(s["id"] for s in listed) == sorted(sent)
+
+
+def test_a_locked_database_answers_503_with_retry_after(tmp_path, live_server):
+    """A writer that holds SQLite's write lock longer than HINDSIGHT_WRITE_RETRY_SECONDS: the scoring request
+    retries for that long, then answers 503 with Retry-After (never a 500); once the lock is gone it succeeds."""
+    server, _ = seeded_server(live_server, tmp_path / "home", lines=20, env={"HINDSIGHT_WRITE_RETRY_SECONDS": "2"})
+    body = {"system": "busy", "run": "one", "ideas": sample_ideas()[:2]}
+    assert httpx.post(f"{server.url}/v1/score", json=body, timeout=120).status_code == 200  # model loaded
+    holder = sqlite3.connect(server.home / "hindsight.db", timeout=30, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # the write lock, as a long CLI ingest holds it
+    try:
+        started = time.monotonic()
+        r = httpx.post(f"{server.url}/v1/score", json=body, timeout=120)
+        waited = time.monotonic() - started
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert r.status_code == 503 and r.headers.get("retry-after", "").isdigit(), (r.status_code, r.text)
+    assert "locked" in r.json()["detail"] and 1.5 <= waited < 20, waited
+    again = httpx.post(f"{server.url}/v1/score", json=body, timeout=120)
+    assert again.status_code == 200, again.text
+    write_report("locked_database", {"status": r.status_code, "retry_after": r.headers["retry-after"],
+                                     "seconds_waited": round(waited, 2)})
