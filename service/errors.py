@@ -58,7 +58,7 @@ DESCRIPTIONS = {
     413: "Too large: the body exceeds HINDSIGHT_MAX_UPLOAD_BYTES, or too many ideas "
          "(HINDSIGHT_MAX_IDEAS_PER_REQUEST).",
     422: "The request fails its schema or a documented limit, or the uploaded file is refused.",
-    503: "Not ready (no index loaded) or the database stayed busy: retry after the Retry-After header.",
+    503: "Not ready (no index loaded), the database stayed busy or its disk is full: retry after Retry-After.",
 }
 ADMIN = (401, 403)
 BODY = (400, 413)
@@ -113,6 +113,9 @@ async def database_error(request: Request, exc: Exception) -> Response:
     if isinstance(exc, DatabaseBusy) or is_locked(exc):
         message = str(exc) if isinstance(exc, DatabaseBusy) else "the database is busy; try again shortly"
         return _json(503, message, {"Retry-After": str(RETRY_AFTER_SECONDS)})
+    if isinstance(exc, OperationalError) and "disk is full" in str(exc.orig):
+        return _json(503, "the database cannot grow: the disk is full; nothing was written",
+                     {"Retry-After": str(RETRY_AFTER_SECONDS)})
     return _json(500, "internal error")
 
 
