@@ -162,7 +162,7 @@ def layouts(fmt: str, ps: list[dict]) -> tuple[str, dict[str, str]]:
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "paperlists", "openalex", "s2"])
-@hsettings(max_examples=15, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@hsettings(max_examples=10, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ps=papers())
 def test_every_layout_ingests_the_same_rows(db, fmt, ps):
     name, variants = layouts(fmt, ps)

@@ -17,7 +17,7 @@ SCORERS = 4
 
 def test_first_rebuild_and_first_scores_load_the_model_together(tmp_path, live_server, minilm):
     outcomes = []
-    for attempt in range(scale(2, 5)):  # fresh servers: each first load is a new chance for the race
+    for attempt in range(scale(1, 5)):  # fresh servers: each first load is a new chance for the race
         settings = Settings(home=tmp_path / f"home{attempt}")
         migrate(settings.db_path)
         ingest_bytes(("\n".join(paper_lines(0, 20)) + "\n").encode(), "seed.jsonl", db_path=settings.db_path)
