@@ -1,9 +1,10 @@
 """Request and response models of the scoring API."""
 
 import re
+from datetime import date
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 
 def _valid_unicode(value: str) -> str:
@@ -15,6 +16,16 @@ def _valid_unicode(value: str) -> str:
 
 
 Text = Annotated[str, AfterValidator(_valid_unicode)]
+
+
+def _iso_date(value):
+    """A date is a "YYYY-MM-DD" string (the schema's format: date), never a number: {"until": 0} is refused."""
+    if isinstance(value, str) and re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
+        return date.fromisoformat(value)
+    raise ValueError("must be a date written YYYY-MM-DD")
+
+
+IsoDate = Annotated[date, BeforeValidator(_iso_date)]  # for request bodies; pydantic's lax date takes 0 as 1970
 
 
 def _filled(value: str | None) -> bool:

@@ -1,38 +1,27 @@
 """The index: its manifest and status; rebuilds as background jobs (admin)."""
 
-import re
-from datetime import date
-from typing import Annotated, Literal
+from typing import Literal
 
 from fastapi import APIRouter, HTTPException
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
 from indexing.build import build_index
 from indexing.models import IndexBuild
 from service.deps import AdminDep, HolderDep, JobsDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
+from service.schemas import IsoDate
 from service.state import NoIndex
 
 router = APIRouter(prefix="/v1", tags=["index"])
-
-
-def _iso_day(value):
-    """A date is a "YYYY-MM-DD" string (format: date), never a number of seconds: {"until": 0} is refused."""
-    if isinstance(value, str) and re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
-        return date.fromisoformat(value)
-    raise ValueError("must be a date written YYYY-MM-DD")
-
-
-Day = Annotated[date, BeforeValidator(_iso_day)]
 
 
 class RebuildRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     model: Literal["minilm", "specter2"] | None = Field(None, description="The embedder; the server's default "
                                                                             "when absent.")
-    cutoff: Day | None = Field(None, description="First day of the window (YYYY-MM-DD).")
-    until: Day | None = Field(None, description="Last day of the window (YYYY-MM-DD).")
+    cutoff: IsoDate | None = Field(None, description="First day of the window (YYYY-MM-DD).")
+    until: IsoDate | None = Field(None, description="Last day of the window (YYYY-MM-DD).")
 
 
 @router.get("/index", responses=errors(503))

@@ -43,6 +43,10 @@ def test_schemathesis_all_checks_every_operation(tmp_path, live_server, minilm):
                    files={"file": ("judge_scores.csv", (ROOT / "data" / "judge_scores.csv").read_bytes())})
     assert r.status_code == 200, r.text
 
+    for bad in ({"until": 0}, {"cutoff": 20230601}, {"until": "2024-02-30"}, {"model": "bert"}, {"extra": 1}):
+        r = httpx.post(f"{server.url}/v1/index/rebuild", json=bad, headers=TOKEN, timeout=30)
+        assert r.status_code == 422 and isinstance(r.json()["detail"], list), (bad, r.status_code, r.text)
+
     command = [str(ST), "--config-file", str(CONFIG), "--no-color", "run", f"{server.url}/openapi.json",
                "--checks", "all", "--max-examples", str(EXAMPLES), "--header", f"Authorization: Bearer {TOKEN_VALUE}",
                "--generation-database", "none", "--workers", "1", "--request-timeout", "120",
