@@ -17,7 +17,7 @@ from indexing.db import migrate
 from indexing.ingest import ingest_path
 from indexing.settings import Settings
 from tests.conftest import ROOT
-from tests.reliability.conftest import FULL, SEED, TOKEN, TOKEN_VALUE, scale, write_report
+from tests.reliability.conftest import SEED, TOKEN, TOKEN_VALUE, scale, write_report
 
 ST = Path(sys.executable).with_name("st")
 CONFIG = ROOT / "tests" / "schemathesis.toml"
