@@ -53,7 +53,8 @@ def test_schemathesis_all_checks_every_operation(tmp_path, live_server, minilm):
                "--report", "json", "--report-dir", str(tmp_path / "report"),
                "--seed", str(SEED)]
     out = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=scale(600, 3600),
-                         env={**os.environ, "NO_COLOR": "1"})
+                         env={**os.environ, "NO_COLOR": "1",  # the hooks module lives in tests/
+                              "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))})
     summary = out.stdout[out.stdout.rfind("SUMMARY"):] if "SUMMARY" in out.stdout else out.stdout[-3000:]
     write_report("openapi_contract", {"examples_per_operation": EXAMPLES, "exit": out.returncode,
                                       "summary": summary.strip().splitlines()[-12:]})
