@@ -1,22 +1,29 @@
 """SQLite engine and sessions; the schema is owned by the Alembic migrations."""
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
+from typing import TypeVar
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random_exponential
+
+T = TypeVar("T")
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+BUSY_TIMEOUT_MS = 30_000
 
 
 def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur = dbapi_conn.cursor()
     # busy_timeout first: every later statement may need a lock another connection holds
-    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.close()
@@ -61,3 +68,42 @@ def session_scope(db_path: Path) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+class DatabaseBusy(RuntimeError):
+    """Writes kept meeting a locked database for the whole retry budget; the caller may try again later."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the database stayed locked by other writers for {seconds:g} s; try again shortly")
+        self.seconds = seconds
+
+
+def is_locked(exc: BaseException) -> bool:
+    """SQLite's 'database is locked' / 'database table is locked' (SQLITE_BUSY / SQLITE_LOCKED)."""
+    return isinstance(exc, OperationalError) and "is locked" in str(exc.orig if exc.orig is not None else exc)
+
+
+def write_transaction(db_path: Path, work: Callable[[Session], T], *, budget: float = 30.0) -> T:
+    """Run work(session) in its own transaction, committed before returning. A locked database (which busy_timeout
+    does not always wait out: a WAL snapshot gone stale fails at once) retries the whole transaction with jittered
+    back-off for up to `budget` seconds in all (each attempt's busy_timeout is what is left of it), then raises
+    DatabaseBusy."""
+    deadline = time.monotonic() + budget
+    retrying = Retrying(retry=retry_if_exception(is_locked), stop=stop_after_delay(budget),
+                        wait=wait_random_exponential(multiplier=0.05, max=1.0), reraise=True)
+    try:
+        for attempt in retrying:
+            with attempt:
+                with session_scope(db_path) as session:
+                    connection = session.connection()
+                    left = max(1, min(BUSY_TIMEOUT_MS, int((deadline - time.monotonic()) * 1000)))
+                    connection.exec_driver_sql(f"PRAGMA busy_timeout={left}")
+                    try:
+                        return work(session)
+                    finally:  # the pooled connection goes back with the usual timeout
+                        connection.exec_driver_sql(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    except OperationalError as exc:
+        if is_locked(exc):
+            raise DatabaseBusy(budget) from exc
+        raise
+    raise AssertionError("unreachable")  # pragma: no cover

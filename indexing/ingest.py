@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from indexing.db import session_scope
 from indexing.models import Paper
-from indexing.sources.errors import FileInvalid, RowError
+from indexing.sources.errors import FileInvalid, Position, RowError
 from indexing.sources.formats import parse
 from indexing.sources.readers import decode
 from indexing.sources.records import PaperRecord
@@ -27,14 +27,27 @@ class IngestReport:
     updated: int = 0
     unchanged: int = 0
     duplicates: int = 0  # rows merged into an earlier row of the same file (same DOI, arXiv id or title + year)
-    rejected: int = 0
+    rejected: int = 0  # invalid records; every record but the merged ones when the whole file is refused
     written: bool = False
     errors: list[RowError] = field(default_factory=list)
+
+    def check(self) -> None:
+        """Every record read is accounted for exactly once; anything else is a bug, never a silent loss."""
+        accounted = self.inserted + self.updated + self.unchanged + self.duplicates + self.rejected
+        if self.read != accounted:
+            raise IngestCountError(f"{self.file}: internal error: read {self.read} records but accounted for "
+                                   f"{accounted} (inserted {self.inserted}, updated {self.updated}, unchanged "
+                                   f"{self.unchanged}, duplicates {self.duplicates}, rejected {self.rejected}); "
+                                   "nothing was written")
 
     def as_dict(self) -> dict:
         out = asdict(self)
         out["errors"] = [asdict(e) | {"text": str(e)} for e in self.errors]
         return out
+
+
+class IngestCountError(AssertionError):
+    """The report's counts do not add up: an ingest bug. The transaction is rolled back."""
 
 
 class IngestRejected(Exception):
@@ -64,9 +77,18 @@ def collect(data: bytes, name: str, fmt: str = "auto") -> tuple[IngestReport, li
         report.errors.append(exc.error)
     if report.read == 0 and not report.errors:
         report.errors.append(RowError(name, 1, "<file>", "has no records"))
+    if any(e.record is None for e in report.errors):
+        records = []  # the file as a whole is unreadable: every record of it is refused, even with skip_invalid
     records = _dedupe_within_file(records, report)
-    report.rejected = len(report.errors)
+    report.rejected = _rejected_records(report)
     return report, records
+
+
+def _rejected_records(report: IngestReport) -> int:
+    """Records refused: row errors, plus, when the file as a whole is unreadable, every record read."""
+    if any(e.record is None for e in report.errors):
+        return report.read  # a file-level error refuses every record of it
+    return len(report.errors)
 
 
 def _dedupe_within_file(records: list[PaperRecord], report: IngestReport) -> list[PaperRecord]:
@@ -74,10 +96,12 @@ def _dedupe_within_file(records: list[PaperRecord], report: IngestReport) -> lis
     by_id: dict[str, PaperRecord] = {}
     seen: dict[tuple[str, str], int] = {}
     kept: dict[int, PaperRecord] = {}
-    for rec in records:
+    for rec in records:  # keyed by the record's index in the file: many records may share a line
         if rec.paper_id in by_id:
-            report.errors.append(RowError(report.file, rec.line, "id",
-                                          f"duplicate id {rec.paper_id!r}, first on line {by_id[rec.paper_id].line}"))
+            first = by_id[rec.paper_id]
+            report.errors.append(RowError.at(report.file, Position(rec.record, rec.line, rec.column), "id",
+                                             f"duplicate id {rec.paper_id!r}, first at line {_where(first)} "
+                                             f"(record {first.record})"))
             continue
         by_id[rec.paper_id] = rec
         keys = [("doi", rec.doi), ("arxiv", rec.arxiv_id), ("title", rec.title_key)]
@@ -88,9 +112,13 @@ def _dedupe_within_file(records: list[PaperRecord], report: IngestReport) -> lis
             continue
         for k, v in keys:
             if v:
-                seen[(k, v)] = rec.line
-        kept[rec.line] = rec
+                seen[(k, v)] = rec.record
+        kept[rec.record] = rec
     return list(kept.values())
+
+
+def _where(rec: PaperRecord) -> str:
+    return f"{rec.line}:{rec.column}" if rec.column is not None else str(rec.line)
 
 
 def _merge(first: PaperRecord, later: PaperRecord) -> PaperRecord:
@@ -160,6 +188,8 @@ def ingest_bytes(data: bytes, name: str, *, db_path: Path, fmt: str = "auto", sk
     checkpoint there, so a page and the cursor after it commit together or not at all)."""
     report, records = collect(data, name, fmt)
     if report.errors and not skip_invalid:
+        report.rejected = report.read - report.duplicates  # the file is refused: every record not merged with
+        report.check()                                      # another is refused with it; `errors` lists why
         raise IngestRejected(report)
     with session_scope(db_path) as session:
         for rec in records:
@@ -167,6 +197,7 @@ def ingest_bytes(data: bytes, name: str, *, db_path: Path, fmt: str = "auto", sk
             setattr(report, outcome, getattr(report, outcome) + 1)
             if progress:
                 progress("ingest", 1, len(records))
+        report.check()  # inside the transaction: counts that do not add up write nothing
         report.written = bool(records)
         if within is not None:
             within(session, report)

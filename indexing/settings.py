@@ -43,6 +43,8 @@ class Settings(BaseSettings):
     max_ideas_per_request: int = 256
     max_text_chars: int = 20_000
     max_upload_bytes: int = 50 * 1024 * 1024
+    write_retry_seconds: float = Field(30.0, gt=0, description="How long a write retries while SQLite is locked "
+                                                               "before the API answers 503 with Retry-After.")
 
     # fetching papers from the scholarly APIs (indexing.fetch)
     openalex_url: str = Field("https://api.openalex.org", description="OpenAlex base URL (a mirror or proxy).")

@@ -1,25 +1,19 @@
 """FastAPI application factory."""
 
-import json
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request, Response
-from fastapi.encoders import jsonable_encoder
-from fastapi.exceptions import RequestValidationError
+from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
+from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 
 from indexing.db import migrate
 from indexing.settings import Settings, get_settings
+from service import errors
 from service.jobs import Jobs
-from service.limits import BodyLimit
 from service.routers import analysis, dashboard, health, index, judges, metrics, papers, runs, score, systems
 from service.state import IndexHolder
 
-
-async def validation_error(request: Request, exc: RequestValidationError) -> Response:
-    """FastAPI's 422, made ASCII: the echoed input may hold an unpaired surrogate, which UTF-8 cannot encode (a 500)."""
-    body = json.dumps({"detail": jsonable_encoder(exc.errors())}, ensure_ascii=True)
-    return Response(body, status_code=422, media_type="application/json")
+MULTIPART_SLACK = 64 * 1024  # boundaries and part headers around an upload of the allowed size
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -34,8 +28,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="HindSight", version="0.1.0", lifespan=lifespan,
                   description="Time-split, impact-grounded evaluation of research-idea generators.")
-    app.add_middleware(BodyLimit, limit=settings.max_upload_bytes)
-    app.add_exception_handler(RequestValidationError, validation_error)
+    # Starlette's body limit: a declared Content-Length over it is refused at the first read (a "1 GB" header with a
+    # few bytes behind it never holds a worker), a chunked body that grows past it is cut off. Its answer is a
+    # plain "Content Too Large"; NameBodyLimit, outside it, makes that the ErrorOut 413 naming the setting.
+    app.add_middleware(RequestBodyLimitMiddleware, max_body_size=settings.max_upload_bytes + MULTIPART_SLACK)
+    app.add_middleware(errors.NameBodyLimit, limit=settings.max_upload_bytes)
+    errors.install(app)
     app.state.settings = settings
     app.state.holder = IndexHolder(settings)
     app.state.jobs = Jobs()

@@ -4,7 +4,8 @@ import hmac
 from collections.abc import Iterator
 from typing import Annotated
 
-from fastapi import Depends, Header, HTTPException, Request
+from fastapi import Depends, HTTPException, Request, Security
+from fastapi.security import APIKeyHeader
 from sqlalchemy.orm import Session
 
 from indexing.db import session_scope
@@ -36,7 +37,12 @@ HolderDep = Annotated[IndexHolder, Depends(get_holder)]
 JobsDep = Annotated[Jobs, Depends(get_jobs)]
 
 
-def require_admin(settings: SettingsDep, authorization: Annotated[str | None, Header()] = None) -> None:
+# declared as a security scheme, so the OpenAPI document says which operations need the token
+ADMIN_TOKEN = APIKeyHeader(name="Authorization", scheme_name="AdminToken", auto_error=False,
+                           description="'Bearer <HINDSIGHT_ADMIN_TOKEN>'")
+
+
+def require_admin(settings: SettingsDep, authorization: Annotated[str | None, Security(ADMIN_TOKEN)] = None) -> None:
     """Bearer HINDSIGHT_ADMIN_TOKEN: 401 without a token, 403 with a wrong one or when none is configured."""
     if settings.admin_token is None or not settings.admin_token.get_secret_value():
         raise HTTPException(403, "admin endpoints are disabled: set HINDSIGHT_ADMIN_TOKEN on the server")

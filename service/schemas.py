@@ -1,8 +1,10 @@
 """Request and response models of the scoring API."""
 
+import re
+from datetime import date
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 
 def _valid_unicode(value: str) -> str:
@@ -16,7 +18,33 @@ def _valid_unicode(value: str) -> str:
 Text = Annotated[str, AfterValidator(_valid_unicode)]
 
 
+def _iso_date(value):
+    """A date is a "YYYY-MM-DD" string (the schema's format: date), never a number: {"until": 0} is refused."""
+    if isinstance(value, str) and re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
+        return date.fromisoformat(value)
+    raise ValueError("must be a date written YYYY-MM-DD")
+
+
+IsoDate = Annotated[date, BeforeValidator(_iso_date)]  # for request bodies; pydantic's lax date takes 0 as 1970
+
+
+def _filled(value: str | None) -> bool:
+    return value is not None and re.search(r"\S", value) is not None
+
+
+_SOME_TEXT = {"type": "string", "pattern": r"\S"}
+# the rule below, said in the schema, so a client generated from it builds only ideas the server accepts
+_TEXT_OR_PROBLEM_METHOD = [
+    {"required": ["text"], "properties": {"text": _SOME_TEXT, "problem": {"type": "null"}, "method": {"type": "null"}}},
+    {"required": ["problem"], "properties": {"problem": _SOME_TEXT, "text": {"type": "null"}}},
+    {"required": ["method"], "properties": {"method": _SOME_TEXT, "text": {"type": "null"}}},
+]
+
+
 class IdeaIn(BaseModel):
+    """An idea: 'text', or 'problem' and/or 'method' (at least one with a non-blank character)."""
+
+    model_config = ConfigDict(json_schema_extra={"anyOf": _TEXT_OR_PROBLEM_METHOD})
     id: Text = Field(min_length=1, max_length=255, description="The caller's idea id.")
     problem: Text | None = None
     method: Text | None = None
@@ -24,10 +52,10 @@ class IdeaIn(BaseModel):
 
     @model_validator(mode="after")
     def _has_text(self) -> "IdeaIn":
-        if not any(v and v.strip() for v in (self.problem, self.method, self.text)):
-            raise ValueError("an idea needs 'problem' (and 'method') or 'text'")
-        if self.text and (self.problem or self.method):
+        if self.text is not None and (self.problem is not None or self.method is not None):
             raise ValueError("give either 'text' or 'problem' + 'method', not both")
+        if not (_filled(self.text) or _filled(self.problem) or _filled(self.method)):
+            raise ValueError("an idea needs 'problem' (and 'method') or 'text'")
         return self
 
 

@@ -2,11 +2,12 @@
 
 from datetime import date
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
+from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
 from indexing.embedders import Embedder, join
-from indexing.models import Idea, Match, Run, Score
+from indexing.models import Idea, Match, Run, Score, utcnow
 from indexing.versions import LoadedIndex
 from indexing.windows import Window
 from service.matching import hybrid_of, score_hybrid
@@ -79,30 +80,30 @@ def score_embedded(ideas: list[IdeaIn], vectors, *, loaded: LoadedIndex, top_k: 
 
 
 def get_or_create_run(session: Session, *, system: str, label: str) -> Run:
-    run = session.scalars(select(Run).where(Run.system == system, Run.label == label)).first()
-    if run is None:
-        run = Run(system=system, label=label)
-        session.add(run)
-        session.flush()
-    return run
+    """An upsert, so parallel first requests into one run never meet the (system, label) unique constraint."""
+    session.execute(insert(Run).values(system=system, label=label, created_at=utcnow())
+                    .on_conflict_do_nothing(index_elements=["system", "label"]))
+    return session.scalars(select(Run).where(Run.system == system, Run.label == label)).one()
 
 
 def store_scores(session: Session, *, system: str, label: str, ideas: list[IdeaIn], results: list[IdeaScoreOut],
                  context: ScoringContext) -> int:
-    """Store (or replace) each idea's score and matches under the run; returns the run id."""
+    """Store (or replace) each idea's score and matches under the run; returns the run id.
+
+    Call it in one transaction per request (see write_transaction): a repeated idea id keeps the score of the
+    request that commits last, and each idea has exactly one score whatever the interleaving."""
     run = get_or_create_run(session, system=system, label=label)
-    existing = {i.idea_id: i for i in session.scalars(
-        select(Idea).where(Idea.run_id == run.id, Idea.idea_id.in_([i.id for i in ideas])))}
+    # upsert the ideas: the first write takes SQLite's write lock, so no other request interleaves from here on
+    upsert = insert(Idea).values([{"run_id": run.id, "idea_id": i.id, "problem": i.problem, "method": i.method,
+                                   "text": i.text} for i in ideas])
+    session.execute(upsert.on_conflict_do_update(index_elements=["run_id", "idea_id"], set_={
+        "problem": upsert.excluded.problem, "method": upsert.excluded.method, "text": upsert.excluded.text}))
+    pks = dict(session.execute(select(Idea.idea_id, Idea.pk).where(
+        Idea.run_id == run.id, Idea.idea_id.in_([i.id for i in ideas]))).all())
+    session.execute(delete(Score).where(Score.idea_pk.in_(pks.values())))  # their matches go by ON DELETE CASCADE
     for idea, result in zip(ideas, results):
-        row = existing.get(idea.id)
-        if row is None:
-            row = Idea(run_id=run.id, idea_id=idea.id)
-            session.add(row)
-        row.problem, row.method, row.text = idea.problem, idea.method, idea.text
-        if row.score is not None:
-            session.delete(row.score)
-            session.flush()
-        row.score = Score(
+        session.add(Score(
+            idea_pk=pks[idea.id],
             score=result.score, matched=result.matched, model=context.model, theta=context.theta,
             index_version=context.index_version, cutoff=date.fromisoformat(context.cutoff), window_end=date.fromisoformat(context.window["end"]),
             top_k=context.top_k, leak_risk=context.leak_risk,
@@ -117,6 +118,6 @@ def store_scores(session: Session, *, system: str, label: str, ideas: list[IdeaI
                            evidence_sentence=m.evidence.sentence if m.evidence else None,
                            shared_terms=m.evidence.shared_terms if m.evidence else None)
                      for r, m in enumerate(result.matches, start=1)],
-        )
+        ))
     session.flush()
     return run.id

@@ -216,6 +216,11 @@ def make_old_version(indexes_dir: Path, version: str, new: str) -> None:
     (dst / PAPERS).write_bytes(orjson.dumps(old_rows))
     manifest = json.loads((src / MANIFEST).read_text())
     manifest.pop("vector_ids")
+    # versions of that time had no lexical index nor matcher block either
+    for name in (manifest.pop("lexical", None) or {}).get("files", []):
+        (dst / name).unlink(missing_ok=True)
+        manifest["checksums"].pop(name, None)
+    manifest.pop("matcher", None)
     for key in ("citation_normalisation", "papers"):
         manifest["impact"].pop(key)
     manifest["version"] = new
@@ -231,7 +236,7 @@ def test_old_version_serves_its_built_window_and_refuses_others(tmp_path, minilm
     assert not old.date_ordered and new.date_ordered
     ideas = read_ideas()
     a = snapshot(score_ideas(ideas, loaded=old, embedder=minilm, top_k=20), _ctx(old, None))
-    b = snapshot(score_ideas(ideas, loaded=new, embedder=minilm, top_k=20), _ctx(new, None))
+    b = snapshot(score_ideas(ideas, loaded=new, embedder=minilm, top_k=20, matcher="dense"), _ctx(new, None))
     assert_same(a, b)
     assert _ctx(old, None).impact["citation_normalisation"] == "global"
     with pytest.raises(WindowError, match="built before per-request windows"):

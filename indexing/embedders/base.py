@@ -1,8 +1,29 @@
 """The embedder interface: texts in, L2-normalised float32 vectors out."""
 
+import functools
+import threading
 from typing import Protocol
 
 import numpy as np
+
+# One model construction at a time per process, whatever the model: transformers builds weights on a "meta" device
+# inside a process-wide context while loading, so two threads constructing at once (a first scoring request and
+# the first API rebuild) could end in "Cannot copy out of meta tensor; no data!". A cache alone does not help: two
+# first calls both miss it and construct together.
+MODEL_LOAD_LOCK = threading.RLock()
+
+
+def serialised_load(fn):
+    """Run a model-constructing function under MODEL_LOAD_LOCK; put it above @lru_cache, so a waiting thread
+    finds the first thread's copy in the cache instead of building its own."""
+    @functools.wraps(fn)
+    def locked(*args, **kwargs):
+        with MODEL_LOAD_LOCK:
+            return fn(*args, **kwargs)
+    for name in ("cache_clear", "cache_info"):  # an lru_cache below stays reachable
+        if hasattr(fn, name):
+            setattr(locked, name, getattr(fn, name))
+    return locked
 
 
 class Embedder(Protocol):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexing.embedders.base import length_sorted_batches, normalise
+from indexing.embedders.base import length_sorted_batches, normalise, serialised_load
 
 # Calibrated on the 3,134 shared paperlists papers with abstracts: see docs/calibration-minilm.md.
 MINILM_THETA = 0.75
@@ -40,6 +40,7 @@ def quantization_target() -> str:
     return "avx512_vnni" if "avx512_vnni" in flags else "avx512" if "avx512f" in flags else "avx2"
 
 
+@serialised_load
 def onnx_model(folder: Path, fingerprint: str, backend: str, export_dir: Path | None) -> tuple[Path, str, str]:
     """Export the packaged weights to ONNX once (and quantise to int8 when asked) into export_dir; returns
     (model folder, ONNX file inside it, revision variant)."""
@@ -74,6 +75,7 @@ def onnx_model(folder: Path, fingerprint: str, backend: str, export_dir: Path | 
     return target, f"onnx/{name}", f"onnx-int8-{config}"
 
 
+@serialised_load  # outside the cache: the first callers wait for one construction, then share its copy
 @lru_cache(maxsize=4)
 def _load(path: str, device: str, file_name: str | None):
     """One copy of the weights per process, however many embedders (server, rebuild jobs) ask for them."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexing.embedders.base import length_sorted_batches, normalise
+from indexing.embedders.base import MODEL_LOAD_LOCK, length_sorted_batches, normalise
 
 SPECTER2_THETA = 0.96  # the paper's calibration; valid for SPECTER2 only
 MAX_TOKENS = 512
@@ -44,11 +44,12 @@ class Specter2Embedder:
         from transformers import AutoTokenizer
 
         base_dir, adapter_dir = resolve(base, local_only=local_only), resolve(adapter, local_only=local_only)
-        self.tokenizer = AutoTokenizer.from_pretrained(str(base_dir))
-        self.model = AutoAdapterModel.from_pretrained(str(base_dir))
-        name = self.model.load_adapter(str(adapter_dir), load_as="specter2", set_active=True)
-        self.model.set_active_adapters(name)
-        self.model.to(device).eval()
+        with MODEL_LOAD_LOCK:  # never two constructions at once in a process (see embedders.base)
+            self.tokenizer = AutoTokenizer.from_pretrained(str(base_dir))
+            self.model = AutoAdapterModel.from_pretrained(str(base_dir))
+            name = self.model.load_adapter(str(adapter_dir), load_as="specter2", set_active=True)
+            self.model.set_active_adapters(name)
+            self.model.to(device).eval()
         self._torch, self.device = torch, device
         self.model_id = f"{base}+{adapter}"
         self.revision = f"{folder_fingerprint(base_dir)}+{folder_fingerprint(adapter_dir)}"

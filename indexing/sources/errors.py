@@ -1,6 +1,19 @@
-"""Row-level errors that name the file, the line and the field."""
+"""Row-level errors that name the file, the record's position (line, column, record number) and the field."""
 
 from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a record sits: its 1-based index in the file, the line it starts on, and (for JSON documents,
+    where many records may share a line) the column it starts at."""
+
+    record: int
+    line: int
+    column: int | None = None
+
+    def where(self) -> str:
+        return f"{self.line}:{self.column}" if self.column is not None else str(self.line)
 
 
 @dataclass(frozen=True)
@@ -9,9 +22,17 @@ class RowError:
     line: int
     field: str
     message: str
+    record: int | None = None  # None for errors about the file as a whole
+    column: int | None = None
+
+    @classmethod
+    def at(cls, file: str, pos: Position, field: str, message: str) -> "RowError":
+        return cls(file, pos.line, field, message, record=pos.record, column=pos.column)
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}: field '{self.field}': {self.message}"
+        where = f"{self.line}:{self.column}" if self.column is not None else str(self.line)
+        record = f" (record {self.record})" if self.record is not None else ""
+        return f"{self.file}:{where}: field '{self.field}': {self.message}{record}"
 
 
 class RowInvalid(ValueError):

@@ -2,10 +2,11 @@
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from indexing.sources.errors import FileInvalid, RowError, RowInvalid
-from indexing.sources.readers import Row, read_csv, read_json_records, read_jsonl
+from indexing.sources.readers import Row, looks_like_jsonl, read_csv, read_json_records, read_jsonl
 from indexing.sources.records import PaperRecord, make_record
 
 Parsed = Iterator[PaperRecord | RowError]
@@ -13,14 +14,22 @@ FORMATS = ("jsonl", "csv", "paperlists", "openalex", "s2")
 
 
 def _convert(rows: Iterator[Row], name: str, build: Callable[[dict, int], PaperRecord]) -> Parsed:
-    for line, row in rows:
+    for pos, row in rows:
         if isinstance(row, RowError):
             yield row
             continue
         try:
-            yield build(row, line)
+            yield replace(build(row, pos.line), record=pos.record, column=pos.column)
         except RowInvalid as exc:
-            yield RowError(name, line, exc.field, exc.message)
+            yield RowError.at(name, pos, exc.field, exc.message)
+
+
+def _json_rows(text: str, name: str, container_keys: tuple[str, ...]) -> Iterator[Row]:
+    """JSONL line by line; anything else (an array, an API page, one object, pretty-printed objects, on one line
+    or many) as JSON documents."""
+    if looks_like_jsonl(text):
+        return read_jsonl(text, name)
+    return read_json_records(text, name, container_keys=container_keys)
 
 
 def native(text: str, name: str, *, csv_format: bool) -> Parsed:
@@ -30,7 +39,7 @@ def native(text: str, name: str, *, csv_format: bool) -> Parsed:
                            abstract=r.get("abstract"), publication_date=r.get("publication_date"),
                            year=r.get("year"), venue=r.get("venue"), status=r.get("status"),
                            citation_count=r.get("citation_count"), doi=r.get("doi"), arxiv_id=r.get("arxiv_id"))
-    rows = read_csv(text, name) if csv_format else read_jsonl(text, name)
+    rows = read_csv(text, name) if csv_format else _json_rows(text, name, ())
     return _convert(rows, name, build)
 
 
@@ -54,7 +63,7 @@ def paperlists(text: str, name: str) -> Parsed:
         return make_record(source="paperlists", line=line, paper_id=r.get("id"), title=r.get("title"),
                            abstract=r.get("abstract"), year=year, venue=venue, status=r.get("status"),
                            citation_count=citations, citation_field="gs_citation")
-    return _convert(read_json_records(text, name), name, build)
+    return _convert(_json_rows(text, name, ()), name, build)
 
 
 def inverted_index_text(index) -> str:
@@ -93,10 +102,7 @@ def openalex(text: str, name: str) -> Parsed:
                            citation_count=r.get("cited_by_count"), doi=r.get("doi") or ids.get("doi"),
                            arxiv_id=ids.get("arxiv"), date_field="publication_date", year_field="publication_year",
                            citation_field="cited_by_count")
-    stripped = text.lstrip()
-    rows = read_json_records(text, name, container_keys=("results",)) \
-        if stripped.startswith(("[", '{"meta"')) or _single_json(stripped) else read_jsonl(text, name)
-    return _convert(rows, name, build)
+    return _convert(_json_rows(text, name, ("results",)), name, build)
 
 
 def s2(text: str, name: str) -> Parsed:
@@ -110,15 +116,7 @@ def s2(text: str, name: str) -> Parsed:
                            citation_count=r.get("citationCount"), doi=external.get("DOI"),
                            arxiv_id=external.get("ArXiv"), id_field="paperId", date_field="publicationDate",
                            citation_field="citationCount")
-    stripped = text.lstrip()
-    rows = read_json_records(text, name) if stripped.startswith("[") or _single_json(stripped) else read_jsonl(text, name)
-    return _convert(rows, name, build)
-
-
-def _single_json(text: str) -> bool:
-    """True for a pretty-printed single object or {"data": [...]} page rather than JSONL."""
-    first = text.split("\n", 1)[0].strip()
-    return first == "{" or first.startswith('{"data"') or first.startswith('{"total"') or first.startswith('{"offset"')
+    return _convert(_json_rows(text, name, ("data",)), name, build)
 
 
 def detect(text: str, name: str) -> str:

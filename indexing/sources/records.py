@@ -31,6 +31,8 @@ class PaperRecord:
     doi: str | None
     arxiv_id: str | None
     line: int = 0
+    record: int = 0  # 1-based index in its file: records of a one-line file share line 1
+    column: int | None = None
 
     @property
     def title_key(self) -> str:

@@ -16,6 +16,8 @@ from service.analyses.cutoffs import cutoff_rows, cutoff_sensitivity
 from service.analyses.quadrants import quadrant_counts
 from service.analyses.selection import load_ideas
 from service.deps import HolderDep, SessionDep, SettingsDep
+from service.errors import errors
+from service.judges import DIMENSIONS
 from service.state import NoIndex
 
 router = APIRouter(prefix="/v1/analysis", tags=["analysis"])
@@ -27,8 +29,20 @@ Systems = Annotated[list[str], Query(description="Systems to include (repeat the
 GroupBy = Annotated[Literal["system", "run", "window"],
                     Query(description="Group ideas per system, per system/run or per system and scoring window.")]
 Format = Annotated[Literal["json", "csv"], Query(description="json, or csv for a flat table.")]
-HindsightCut = Annotated[str | None, Query(description="matched (default), median, or a number: high = score > it.")]
-JudgeCut = Annotated[str | None, Query(description="median (default) or a number: high = judge score > it.")]
+NUMBER = r"-?[0-9]{1,9}(\.[0-9]{1,9})?"
+HindsightCut = Annotated[str | None, Query(pattern=f"^(matched|median|{NUMBER})$",
+                                           description="matched (default), median, or a number: high = score > it.")]
+JudgeCut = Annotated[str | None, Query(pattern=f"^(median|{NUMBER})$",
+                                       description="median (default) or a number: high = judge score > it.")]
+Dimension = Annotated[Literal[DIMENSIONS], Query(description="The judge dimension.")]
+Quadrant = Annotated[Literal["true_positive", "hidden_gem", "overhyped", "true_negative"] | None,
+                     Query(description="Only this quadrant's ideas.")]
+# state-dependent refusals (no run with that id, several judges and none chosen, nothing scored yet) are 422s
+ANALYSIS_ERRORS = errors(422, 503)
+JSON_OR_CSV = {200: {"description": "JSON, or a CSV table with ?format=csv.", "content": {
+    "application/json": {"schema": {"type": "object"}}, "text/csv": {"schema": {"type": "string"}}}}}
+IMAGE = {200: {"description": "The plot as PNG or SVG.", "content": {
+    "image/png": {"schema": {"type": "string", "format": "binary"}}, "image/svg+xml": {"schema": {"type": "string"}}}}}
 Level = Annotated[Literal["realised", "direction"], Query(
     description="Decision level of the HindSight score: realised (default) or direction (hybrid matcher).")]
 
@@ -60,7 +74,7 @@ def _unprocessable(exc: AnalysisError) -> HTTPException:
     return HTTPException(422, str(exc))
 
 
-@router.get("/systems")
+@router.get("/systems", responses=JSON_OR_CSV | ANALYSIS_ERRORS)
 def systems(session: SessionDep, windows: Windows, runs: Runs = [], systems: Systems = [],
             group_by: GroupBy = "system", level: Level = "realised",
             n_resamples: Annotated[int, Query(ge=100, le=20000)] = 2000, seed: Seed = 0,
@@ -74,7 +88,7 @@ def systems(session: SessionDep, windows: Windows, runs: Runs = [], systems: Sys
         raise _unprocessable(exc) from None
 
 
-@router.get("/correlations")
+@router.get("/correlations", responses=JSON_OR_CSV | ANALYSIS_ERRORS)
 def correlation(session: SessionDep, windows: Windows, runs: Runs = [], systems: Systems = [],
                 group_by: GroupBy = "system", level: Level = "realised",
                 judge: str | None = None, format: Format = "json"):
@@ -87,11 +101,11 @@ def correlation(session: SessionDep, windows: Windows, runs: Runs = [], systems:
         raise _unprocessable(exc) from None
 
 
-@router.get("/quadrants")
+@router.get("/quadrants", responses=JSON_OR_CSV | ANALYSIS_ERRORS)
 def quadrant_table(session: SessionDep, windows: Windows, runs: Runs = [], systems: Systems = [],
                    group_by: GroupBy = "system", level: Level = "realised",
-             judge: str | None = None, dimension: str = "overall", hindsight_cut: HindsightCut = None,
-             judge_cut: JudgeCut = None, quadrant: str | None = None,
+             judge: str | None = None, dimension: Dimension = "overall", hindsight_cut: HindsightCut = None,
+             judge_cut: JudgeCut = None, quadrant: Quadrant = None,
              sort: Literal["score", "judge", "idea_id", "group"] = "score", order: Literal["asc", "desc"] = "desc",
              page: Annotated[int, Query(ge=1)] = 1, page_size: Annotated[int, Query(ge=1, le=1000)] = 20,
              format: Format = "json", table: Literal["counts", "ideas"] | None = None):
@@ -107,10 +121,10 @@ def quadrant_table(session: SessionDep, windows: Windows, runs: Runs = [], syste
         raise _unprocessable(exc) from None
 
 
-@router.get("/quadrants.{fmt}")
+@router.get("/quadrants.{fmt}", response_class=Response, responses=IMAGE | ANALYSIS_ERRORS)
 def quadrant_image(fmt: Literal["png", "svg"], session: SessionDep, windows: Windows, runs: Runs = [],
                    systems: Systems = [], group_by: GroupBy = "system", level: Level = "realised",
-                   judge: str | None = None, dimension: str = "overall",
+                   judge: str | None = None, dimension: Dimension = "overall",
                    hindsight_cut: HindsightCut = None, judge_cut: JudgeCut = None) -> Response:
     """The quadrant scatter: HindSight vs judge score, one colour per group, cut lines, shares per quadrant."""
     selection = _selection(runs, systems, group_by, windows, level)
@@ -123,7 +137,7 @@ def quadrant_image(fmt: Literal["png", "svg"], session: SessionDep, windows: Win
     return Response(plots.quadrant_plot(frame, answer, fmt=fmt), media_type=plots.FORMATS[fmt])
 
 
-@router.get("/distributions.{fmt}")
+@router.get("/distributions.{fmt}", response_class=Response, responses=IMAGE | ANALYSIS_ERRORS)
 def distribution_image(fmt: Literal["png", "svg"], session: SessionDep, windows: Windows, runs: Runs = [],
                        systems: Systems = [], group_by: GroupBy = "system", level: Level = "realised") -> Response:
     """Per-group HindSight score distributions."""
@@ -157,7 +171,7 @@ TopK = Annotated[int | None, Query(ge=1, le=200)]
 SensitivityBy = Annotated[Literal["system", "run"], Query(description="Group per system or per system/run.")]
 
 
-@router.get("/cutoffs")
+@router.get("/cutoffs", responses=JSON_OR_CSV | ANALYSIS_ERRORS)
 def cutoffs(session: SessionDep, settings: SettingsDep, holder: HolderDep, cutoffs: Cutoffs, runs: Runs = [],
             systems: Systems = [], group_by: SensitivityBy = "system", until: Until = None, top_k: TopK = None,
             n_resamples: Annotated[int, Query(ge=100, le=20000)] = 2000, seed: Seed = 0, format: Format = "json"):
@@ -171,7 +185,7 @@ def cutoffs(session: SessionDep, settings: SettingsDep, holder: HolderDep, cutof
     return answer
 
 
-@router.get("/cutoffs.{fmt}")
+@router.get("/cutoffs.{fmt}", response_class=Response, responses=IMAGE | ANALYSIS_ERRORS)
 def cutoffs_image(fmt: Literal["png", "svg"], session: SessionDep, settings: SettingsDep, holder: HolderDep,
                   cutoffs: Cutoffs, runs: Runs = [], systems: Systems = [], group_by: SensitivityBy = "system",
                   until: Until = None, top_k: TopK = None, seed: Seed = 0) -> Response:
@@ -181,7 +195,7 @@ def cutoffs_image(fmt: Literal["png", "svg"], session: SessionDep, settings: Set
     return Response(plots.cutoff_plot(answer, fmt=fmt), media_type=plots.FORMATS[fmt])
 
 
-@router.get("/ideas/{idea_pk}")
+@router.get("/ideas/{idea_pk}", responses=errors(404, 422))
 def idea(idea_pk: Annotated[int, Path(ge=1, le=2**63 - 1)], session: SessionDep) -> dict:
     """One idea with its score context, every retrieved paper (similarity, impact) and its judge scores."""
     try:

@@ -14,7 +14,8 @@ def healthz() -> dict:
     return {"status": "ok"}
 
 
-@router.get("/readyz")
+@router.get("/readyz", responses={503: {"description": "Not ready: no index loaded; the reason is given.",
+                                        "content": {"application/json": {"schema": {"type": "object"}}}}})
 def readyz(holder: HolderDep):
     """Ready when an index version is loaded (degraded when the pointer names a refused version or is missing);
     otherwise 503 with the reason."""

@@ -1,26 +1,30 @@
 """The index: its manifest and status; rebuilds as background jobs (admin)."""
 
-from datetime import date
+from typing import Literal
 
 from fastapi import APIRouter, HTTPException
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
 from indexing.build import build_index
 from indexing.models import IndexBuild
 from service.deps import AdminDep, HolderDep, JobsDep, SessionDep, SettingsDep
+from service.errors import ADMIN, BODY, errors
+from service.schemas import IsoDate
 from service.state import NoIndex
 
 router = APIRouter(prefix="/v1", tags=["index"])
 
 
 class RebuildRequest(BaseModel):
-    model: str | None = None
-    cutoff: date | None = None
-    until: date | None = None
+    model_config = ConfigDict(extra="forbid")
+    model: Literal["minilm", "specter2"] | None = Field(None, description="The embedder; the server's default "
+                                                                            "when absent.")
+    cutoff: IsoDate | None = Field(None, description="First day of the window (YYYY-MM-DD).")
+    until: IsoDate | None = Field(None, description="Last day of the window (YYYY-MM-DD).")
 
 
-@router.get("/index")
+@router.get("/index", responses=errors(503))
 def index_status(holder: HolderDep, session: SessionDep) -> dict:
     """The current manifest, what the server has loaded, and the latest builds."""
     try:
@@ -35,7 +39,7 @@ def index_status(holder: HolderDep, session: SessionDep) -> dict:
                                "started": b.started_at.isoformat(), "error": b.error} for b in builds]}
 
 
-@router.post("/index/rebuild", dependencies=[AdminDep], status_code=202)
+@router.post("/index/rebuild", dependencies=[AdminDep], status_code=202, responses=errors(*ADMIN, *BODY, 422))
 def rebuild(settings: SettingsDep, holder: HolderDep, jobs: JobsDep, req: RebuildRequest | None = None) -> dict:
     """Start a rebuild in the background; poll GET /v1/jobs/{id}."""
     req = req or RebuildRequest()
@@ -48,7 +52,7 @@ def rebuild(settings: SettingsDep, holder: HolderDep, jobs: JobsDep, req: Rebuil
     return jobs.submit("index-rebuild", run)
 
 
-@router.get("/jobs/{job_id}")
+@router.get("/jobs/{job_id}", responses=errors(404, 422))
 def job(job_id: str, jobs: JobsDep) -> dict:
     """A background job's status, progress and result."""
     found = jobs.get(job_id)

@@ -1,6 +1,6 @@
 """LLM-judge scores: import a file (admin); list the judges."""
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Query, UploadFile
 from starlette.concurrency import run_in_threadpool
@@ -9,6 +9,7 @@ from indexing.db import session_scope
 from indexing.settings import Settings
 
 from service.deps import AdminDep, SessionDep, SettingsDep
+from service.errors import ADMIN, BODY, errors
 from service.judges import JudgeImportRejected, JudgeImportReport, import_judge_scores, list_judges
 
 router = APIRouter(prefix="/v1/judge-scores", tags=["judges"])
@@ -20,15 +21,15 @@ def _import(data: bytes, *, settings: Settings, **options) -> JudgeImportReport:
         return import_judge_scores(session, data, **options)
 
 
-@router.get("")
+@router.get("", responses=errors(503))
 def judges(session: SessionDep) -> list[dict]:
     """Every judge with how many ideas it scored, per dimension."""
     return list_judges(session)
 
 
-@router.post("", dependencies=[AdminDep])
+@router.post("", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 422, 503))
 async def import_file(file: UploadFile, settings: SettingsDep,
-                      format: Annotated[str, Query(pattern="^(auto|csv|jsonl)$")] = "auto",
+                      format: Annotated[Literal["auto", "csv", "jsonl"], Query()] = "auto",
                       system: str | None = None, run: str | None = None) -> dict:
     """Import a CSV or JSONL of judge scores; any bad row rejects the file (422, errors by line), nothing written."""
     limit = settings.max_upload_bytes

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query
 from pydantic import BaseModel, Field
 
+from service.errors import BODY, errors
 from service.metrics import TASKS, MetricsInputError, Report, get_task, run_task
 from service.metrics.report import Compat, with_compat
 
@@ -35,7 +36,7 @@ def list_tasks() -> list[TaskInfo]:
             for t in TASKS.values()]
 
 
-@router.post("/{benchmark}/{task}", response_model=Report)
+@router.post("/{benchmark}/{task}", response_model=Report, responses=errors(*BODY, 404, 422))
 def compute_metrics(benchmark: str, task: str, body: MetricsRequest,
                     compat: Compat = Query("strict", description="strict (default, recommended) or reference: "
                                                                  "which block `n` and `metrics` repeat; both "

@@ -1,6 +1,5 @@
 """Papers: look one up; ingest a file (admin)."""
 
-from datetime import date
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Query, UploadFile
@@ -14,6 +13,8 @@ from indexing.fetch.walk import run as run_walk
 from indexing.ingest import IngestRejected, ingest_bytes
 from indexing.models import Paper
 from service.deps import AdminDep, JobsDep, SessionDep, SettingsDep
+from service.errors import ADMIN, BODY, errors
+from service.schemas import IsoDate
 
 router = APIRouter(prefix="/v1/papers", tags=["papers"])
 
@@ -30,8 +31,8 @@ class FetchRequest(BaseModel):
     """A corpus walk; the base URL and keys come from the server's settings."""
 
     source: Literal["openalex", "s2"]
-    from_date: date | None = None
-    to_date: date | None = None
+    from_date: IsoDate | None = None
+    to_date: IsoDate | None = None
     search: str | None = Field(None, max_length=1000, description="OpenAlex search= / S2 bulk query.")
     topics: list[str] = Field([], max_length=100, description="OpenAlex topic ids.")
     concepts: list[str] = Field([], max_length=100, description="OpenAlex concept ids.")
@@ -44,12 +45,12 @@ class FetchRequest(BaseModel):
 
 class RefreshRequest(BaseModel):
     source: Literal["openalex", "s2"] = "s2"
-    cutoff: date | None = None
-    until: date | None = None
+    cutoff: IsoDate | None = None
+    until: IsoDate | None = None
     force: bool = False
 
 
-@router.post("/fetch", dependencies=[AdminDep], status_code=202)
+@router.post("/fetch", dependencies=[AdminDep], status_code=202, responses=errors(*ADMIN, 422))
 def fetch(req: FetchRequest, settings: SettingsDep, jobs: JobsDep) -> dict:
     """Walk an API into the store in the background (resumes from its checkpoint); poll GET /v1/jobs/{id}."""
     def run(progress) -> dict:
@@ -66,7 +67,8 @@ def fetch(req: FetchRequest, settings: SettingsDep, jobs: JobsDep) -> dict:
     return jobs.submit(f"fetch-{req.source}", run)
 
 
-@router.post("/refresh-citations", dependencies=[AdminDep], status_code=202)
+@router.post("/refresh-citations", dependencies=[AdminDep], status_code=202,
+             responses=errors(*ADMIN, 422))
 def refresh(settings: SettingsDep, jobs: JobsDep, req: RefreshRequest | None = None) -> dict:
     """Refresh the citation counts of the papers in the window in the background; poll GET /v1/jobs/{id}."""
     req = req or RefreshRequest()
@@ -74,7 +76,7 @@ def refresh(settings: SettingsDep, jobs: JobsDep, req: RefreshRequest | None = N
         settings, source=req.source, cutoff=req.cutoff, until=req.until, force=req.force, progress=progress))
 
 
-@router.get("/{paper_id:path}")
+@router.get("/{paper_id:path}", responses=errors(404, 503))
 def get_paper(paper_id: str, session: SessionDep) -> dict:
     """One paper by its source's own id."""
     paper = session.scalars(select(Paper).where(Paper.paper_id == paper_id)).first()
@@ -83,12 +85,12 @@ def get_paper(paper_id: str, session: SessionDep) -> dict:
     return paper_dict(paper)
 
 
-@router.post("", dependencies=[AdminDep])
+@router.post("", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 422, 503))
 async def ingest(file: UploadFile, settings: SettingsDep,
-                 format: Annotated[str, Query(pattern="^(auto|jsonl|csv|paperlists|openalex|s2)$")] = "auto",
+                 format: Annotated[Literal["auto", "jsonl", "csv", "paperlists", "openalex", "s2"], Query()] = "auto",
                  skip_invalid: bool = False) -> dict:
     """Ingest an uploaded paper file with the CLI's rules: invalid rows reject the whole file unless skip_invalid."""
-    limit = settings.max_upload_bytes  # the body as a whole is bounded by service.limits.BodyLimit
+    limit = settings.max_upload_bytes  # the body as a whole: FastAPI's max_body_size (service.app)
     data = await file.read(limit + 1)
     if len(data) > limit:
         raise HTTPException(413, f"upload exceeds the limit of {limit} bytes (HINDSIGHT_MAX_UPLOAD_BYTES)")

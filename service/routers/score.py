@@ -2,8 +2,10 @@
 
 from fastapi import APIRouter, HTTPException
 
+from indexing.db import session_scope, write_transaction
 from indexing.windows import WindowError
-from service.deps import HolderDep, SessionDep, SettingsDep
+from service.deps import HolderDep, SettingsDep
+from service.errors import BODY, errors
 from service.schemas import ScoreRequest, ScoreResponse
 from service.matching import MatcherUnavailable
 from service.scoring import context_of, score_ideas, store_scores
@@ -31,8 +33,8 @@ def check_limits(req: ScoreRequest, max_ideas: int, max_chars: int) -> None:
 
 
 # A plain `def`: FastAPI runs it in a worker thread, so encoding never blocks the event loop.
-@router.post("/score", response_model=ScoreResponse)
-def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep, session: SessionDep) -> ScoreResponse:
+@router.post("/score", response_model=ScoreResponse, responses=errors(*BODY, 422, 503))
+def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep) -> ScoreResponse:
     """Score ideas against the current index version and store them under (system, run)."""
     check_limits(req, settings.max_ideas_per_request, settings.max_text_chars)
     try:
@@ -41,7 +43,8 @@ def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep, session: 
     except NoIndex as exc:
         raise HTTPException(503, str(exc)) from None
     try:
-        plan = plan_window(session, loaded, system=req.system, cutoff=req.cutoff, until=req.until)
+        with session_scope(settings.db_path) as session:  # a read: the system's declared knowledge cutoff
+            plan = plan_window(session, loaded, system=req.system, cutoff=req.cutoff, until=req.until)
     except WindowError as exc:
         raise HTTPException(422, exc.detail()) from None
     top_k = req.top_k or settings.top_k
@@ -51,6 +54,8 @@ def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep, session: 
                               matcher=context.matcher)
     except MatcherUnavailable as exc:
         raise HTTPException(422, str(exc)) from None
-    run_id = store_scores(session, system=req.system, label=req.run, ideas=req.ideas, results=results,
-                          context=context)
+    # its own transaction, committed before the answer; retried while SQLite is locked, else 503 + Retry-After
+    run_id = write_transaction(settings.db_path, lambda session: store_scores(
+        session, system=req.system, label=req.run, ideas=req.ideas, results=results, context=context),
+        budget=settings.write_retry_seconds)
     return ScoreResponse(**context.model_dump(), system=req.system, run=req.run, run_id=run_id, ideas=results)

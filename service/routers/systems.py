@@ -6,6 +6,7 @@ from fastapi import APIRouter, HTTPException, Path
 from pydantic import BaseModel, Field
 
 from service.deps import AdminDep, SessionDep
+from service.errors import ADMIN, BODY, errors
 from service.systems import SystemInputError, as_dict, get_system, list_systems, set_system
 
 router = APIRouter(prefix="/v1/systems", tags=["systems"])
@@ -18,13 +19,13 @@ class SystemIn(BaseModel):
     model: str | None = Field(None, max_length=1000, description="e.g. the LLM behind the generator.")
 
 
-@router.get("")
+@router.get("", responses=errors(503))
 def systems(session: SessionDep) -> list[dict]:
     """Every declared system with its knowledge cutoff."""
     return list_systems(session)
 
 
-@router.get("/{name}")
+@router.get("/{name}", responses=errors(404, 422, 503))
 def system(name: Name, session: SessionDep) -> dict:
     found = get_system(session, name)
     if found is None:
@@ -32,7 +33,7 @@ def system(name: Name, session: SessionDep) -> dict:
     return as_dict(found)
 
 
-@router.put("/{name}", dependencies=[AdminDep])
+@router.put("/{name}", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 422, 503))
 def declare(name: Name, body: SystemIn, session: SessionDep) -> dict:
     """Declare a system's knowledge cutoff: its runs default to it, and earlier cutoffs get a leak_risk warning."""
     try:

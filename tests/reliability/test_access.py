@@ -111,7 +111,10 @@ def test_tokens_paths_and_traces_never_leak(tmp_path, live_server):
 
         # failures reached with the right token: a rejected file, a model that cannot load, a build that cannot start
         bodies.append(upload(url, "bad.jsonl", b'{"id": 1}\n').text)
-        for request in ({"model": "specter2"}, {"model": "no-such-model"}, {"cutoff": "2030-01-01"}):
+        unknown = client.post("/v1/index/rebuild", json={"model": "no-such-model"}, headers=TOKEN)
+        assert unknown.status_code == 422 and "specter2" in unknown.text, unknown.text  # refused by the schema's enum
+        bodies.append(unknown.text)
+        for request in ({"model": "specter2"}, {"cutoff": "2030-01-01"}):
             job = client.post("/v1/index/rebuild", json=request, headers=TOKEN).json()
             done = wait_job(url, job["id"], timeout=300)
             assert done["status"] == "failed", done

@@ -217,7 +217,10 @@ def test_openapi_fuzz_no_server_errors(server):
             def run(case) -> None:
                 calls["n"] += 1
                 response = case.call(base_url=server.url, headers=headers, timeout=60)
-                if response.status_code >= 500 or LEAK.search(response.content.decode("utf-8", "replace")):
+                leak = LEAK.search(response.content.decode("utf-8", "replace"))
+                if leak and leak.group(0) in repr((case.query, case.body, case.path_parameters, case.headers)):
+                    leak = None  # the caller's own input echoed in an error ("no runs for system '/proc/x'")
+                if response.status_code >= 500 or leak:
                     failures.append(f"{op.method.upper()} {op.path} [{mode.value}] -> {response.status_code}: "
                                     f"{case.as_curl_command()[:400]} :: {response.text[:200]}")
             try:
