@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 from sqlalchemy import select
 from sqlalchemy.dialects.sqlite import insert
 
-from indexing.build import text_hash
+from indexing.cachekey import text_hash
 from indexing.db import session_scope
 from indexing.embedders import Embedder, join
 from indexing.models import Embedding, utcnow
