@@ -45,8 +45,8 @@ def resolve(backend: str, device: str, known: tuple[str, ...]) -> str:
     if chosen not in known:
         raise ValueError(f"unknown backend {backend!r}; known: auto, {', '.join(known)}")
     if (chosen == "cuda-fp16") != device.startswith("cuda"):
-        raise ValueError(f"backend {chosen!r} does not run on device {device!r} (cuda-fp16 needs HINDSIGHT_DEVICE=cuda, "
-                         "CPU backends need a CPU device)")
+        raise ValueError(f"backend {chosen!r} does not run on device {device!r} "
+                         "(cuda-fp16 needs HINDSIGHT_DEVICE=cuda, CPU backends need a CPU device)")
     return chosen
 
 
