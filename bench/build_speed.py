@@ -275,10 +275,10 @@ def agreement(args) -> None:
     (ref_rev, ref), (cand_rev, cand) = results.items()
     print(f"\n{len(ideas)} dev ideas with a source (problem [SEP] method) vs {len(papers)} papers "
           f"(title [SEP] abstract); theta {ref['dev']['theta']}")
-    print(f"{'':<28} {'recall@1':>9} {'recall@20':>10} {'matched':>8} {'any matched':>12}  calibrated theta (p>=0.9)")
+    print(f"{'':<38} {'recall@1':>9} {'recall@20':>10} {'matched':>8} {'any matched':>12}  calibrated theta (p>=0.9)")
     for rev, r in results.items():
         d, c = r["dev"], r["calibration"]
-        print(f"{r['backend'] + ' ' + rev:<28} {d['recall@1']:9.4f} {d['recall@20']:10.4f} "
+        print(f"{r['backend'] + ' ' + rev:<38} {d['recall@1']:9.4f} {d['recall@20']:10.4f} "
               f"{d['source_matched_rate']:8.4f} {d['any_matched_rate']:12.4f}  {json.dumps(c)}")
     for part in ("papers", "ideas"):
         mean_d, max_d = drift(ref["vecs"][part], cand["vecs"][part])
