@@ -56,6 +56,9 @@ def test_auto_picks_by_device_and_cpu(monkeypatch):
     assert minilm_module.auto_backend("cpu") == "onnx-int8"  # ONNX Runtime is installed with the test extra
     with pytest.raises(ValueError, match="cuda-fp16 needs HINDSIGHT_DEVICE=cuda"):
         runtime.resolve("cuda-fp16", "cpu", runtime.TORCH_BACKENDS)
+    with pytest.raises(ValueError, match="torch-int8 a CPU"):
+        runtime.resolve("torch-int8", "cuda", runtime.TORCH_BACKENDS)
+    assert runtime.resolve("torch-bf16", "cuda", runtime.TORCH_BACKENDS) == "torch-bf16"
     with pytest.raises(ValueError, match="unknown backend 'fp8'"):
         runtime.resolve("fp8", "cpu", runtime.TORCH_BACKENDS)
 

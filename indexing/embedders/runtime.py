@@ -45,9 +45,10 @@ def resolve(backend: str, device: str, known: tuple[str, ...]) -> str:
     chosen = auto_backend(device) if backend == "auto" else backend
     if chosen not in known:
         raise ValueError(f"unknown backend {backend!r}; known: auto, {', '.join(known)}")
-    if (chosen == "cuda-fp16") != device.startswith("cuda"):
+    cuda = device.startswith("cuda")
+    if (chosen == "cuda-fp16" and not cuda) or (chosen == "torch-int8" and cuda):
         raise ValueError(f"backend {chosen!r} does not run on device {device!r} "
-                         "(cuda-fp16 needs HINDSIGHT_DEVICE=cuda, CPU backends need a CPU device)")
+                         "(cuda-fp16 needs HINDSIGHT_DEVICE=cuda, torch-int8 a CPU)")
     return chosen
 
 
