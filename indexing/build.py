@@ -2,7 +2,6 @@
 
 import errno
 import fcntl
-import hashlib
 import os
 import shutil
 import time
@@ -17,8 +16,10 @@ import orjson
 from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
+from indexing.cachekey import text_hash
 from indexing.db import session_scope
 from indexing.embedders import Embedder, join, load_embedder
+from indexing.embedders.workers import encoder as workers_encoder
 from indexing.impact import is_top_venue, top_venue_keys
 from indexing.lexical import build_lexical, describe as describe_lexical, save_lexical
 from indexing.matcher import MATCHERS, default_matcher, find_entry
@@ -67,13 +68,10 @@ def build_lock(indexes_dir: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def text_hash(embedder: Embedder, text: str) -> str:
-    return hashlib.sha256(f"{embedder.key}\x1f{text}".encode()).hexdigest()
-
-
 def embed_with_cache(embedder: Embedder, texts: list[str], *, db_path: Path, batch_size: int = 32,
-                     progress: Progress | None = None) -> tuple[np.ndarray, int]:
-    """Vectors for texts, embedding only those the cache lacks; returns (vectors, newly embedded)."""
+                     progress: Progress | None = None, workers: int = 0) -> tuple[np.ndarray, int]:
+    """Vectors for texts, embedding only those the cache lacks; returns (vectors, newly embedded). `workers`
+    is the process layout (embedders/workers.py; 0 decides from the machine and the number to embed)."""
     hashes = [text_hash(embedder, t) for t in texts]
     found: dict[str, np.ndarray] = {}
     with session_scope(db_path) as session:
@@ -90,15 +88,16 @@ def embed_with_cache(embedder: Embedder, texts: list[str], *, db_path: Path, bat
     if progress:
         progress("embed", 0, len(missing))
     # chunks are committed as they finish, so an interrupted build keeps what it paid for
-    for start in range(0, len(missing), CACHE_CHUNK):
-        chunk = missing[start:start + CACHE_CHUNK]
-        vecs = embedder.encode([texts[i] for i in chunk], batch_size=batch_size,
-                               progress=(lambda n: progress("embed", n, len(missing))) if progress else None)
-        with session_scope(db_path) as session:
-            for i, vec in zip(chunk, vecs):
-                session.merge(Embedding(model=embedder.key, revision=embedder.revision, content_hash=hashes[i],
-                                        vector=np.ascontiguousarray(vec, dtype=np.float32).tobytes()))
-                found[hashes[i]] = vec
+    with workers_encoder(embedder, len(missing), workers) as encode:
+        for start in range(0, len(missing), CACHE_CHUNK):
+            chunk = missing[start:start + CACHE_CHUNK]
+            vecs = encode([texts[i] for i in chunk], batch_size=batch_size,
+                          progress=(lambda n: progress("embed", n, len(missing))) if progress else None)
+            with session_scope(db_path) as session:
+                for i, vec in zip(chunk, vecs):
+                    session.merge(Embedding(model=embedder.key, revision=embedder.revision, content_hash=hashes[i],
+                                            vector=np.ascontiguousarray(vec, dtype=np.float32).tobytes()))
+                    found[hashes[i]] = vec
     out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
     for i, h in enumerate(hashes):
         out[i] = found[h]
@@ -241,8 +240,8 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
         embed_on_ray(embedder, texts, settings=settings, address=address, progress=progress)
     elif engine != "local":
         raise BuildFailed(f"unknown engine {engine!r}; use local or ray")
-    vectors, embedded = embed_with_cache(embedder, texts, db_path=settings.db_path,
-                                         batch_size=settings.batch_size, progress=progress)
+    vectors, embedded = embed_with_cache(embedder, texts, db_path=settings.db_path, batch_size=settings.batch_size,
+                                         progress=progress, workers=settings.embed_workers)
     if progress:
         progress("index", 0, len(papers))
     top_keys = top_venue_keys(settings.top_venues)
@@ -278,6 +277,7 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
         "version": version,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "model": embedder.key, "model_id": embedder.model_id, "revision": embedder.revision,
+        "backend": getattr(embedder, "backend", None),
         "dim": embedder.dim, "theta": embedder.theta, "max_tokens": getattr(embedder, "max_tokens", None),
         "cutoff": cutoff.isoformat(), "window": {"start": cutoff.isoformat(), "end": until.isoformat()},
         "index": {"kind": index.kind, "factory": index.factory, "metric": "inner_product", **index.params},

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 from sqlalchemy import select
 from sqlalchemy.dialects.sqlite import insert
 
-from indexing.build import text_hash
+from indexing.cachekey import text_hash
 from indexing.db import session_scope
 from indexing.embedders import Embedder, join
 from indexing.models import Embedding, utcnow
@@ -38,10 +38,11 @@ class RayUnavailable(RuntimeError):
 class EncoderActor:
     """One per Ray worker: loads the model once, then encodes batches of (content_hash, text)."""
 
-    def __init__(self, model: str, settings: dict, batch_size: int) -> None:
+    def __init__(self, model: str, settings: dict, batch_size: int, backend: str | None = None) -> None:
         from indexing.embedders import load_embedder
 
-        self.embedder = load_embedder(model, Settings(**settings))
+        # the driver's backend, not the worker's `auto`: the merge accepts only the build's own revision
+        self.embedder = load_embedder(model, Settings(**settings), backend=backend)
         self.batch_size = batch_size
 
     def __call__(self, batch: pa.Table) -> pa.Table:
@@ -128,7 +129,8 @@ def embed_dataset(dataset, embedder: Embedder, *, settings: Settings, shards_dir
         encoder, batch_format="pyarrow", batch_size=settings.batch_size, concurrency=size,
         num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1,
         fn_constructor_kwargs={"model": embedder.key, "settings": _worker_settings(
-            settings, "cuda" if gpus else settings.device), "batch_size": settings.batch_size},
+            settings, "cuda" if gpus else settings.device), "batch_size": settings.batch_size,
+            "backend": getattr(embedder, "backend", None)},
     )
     shards_dir.mkdir(parents=True, exist_ok=True)
     # writing is I/O: without num_cpus=0 the write tasks wait for the encoders to release every CPU

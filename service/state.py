@@ -4,6 +4,7 @@ import threading
 from pathlib import Path
 
 from indexing.embedders import Embedder, load_embedder
+from indexing.embedders.runtime import manifest_backend
 from indexing.settings import Settings
 from indexing.versions import CURRENT, IndexDamaged, LoadedIndex, current_version, list_versions, load_version
 
@@ -112,7 +113,11 @@ class IndexHolder:
             return self._embedders[key]
         with self._embedder_lock:
             if key not in self._embedders:
-                embedder = load_embedder(m["model"], self.settings, theta=m["theta"])
+                # ideas are embedded with the backend that embedded the index, whatever this server's default is
+                try:
+                    embedder = load_embedder(m["model"], self.settings, theta=m["theta"], backend=manifest_backend(m))
+                except ValueError as exc:  # e.g. a cuda-fp16 index on a CPU-only server
+                    raise NoIndex(f"index {loaded.version} cannot be served here: {exc}") from None
                 if embedder.revision != m["revision"]:
                     raise NoIndex(f"index {loaded.version} was built with {m['model']} revision {m['revision']}, "
                                   f"but this server loads revision {embedder.revision}; rebuild the index")

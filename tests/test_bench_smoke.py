@@ -42,8 +42,17 @@ def test_corpus_writes_pairs_and_ideas(tmp_path):
 @shared
 def test_build_speed_tiny():
     pytest.importorskip("onnxruntime", reason="the ONNX backend needs the [onnx] extra")
-    out = bench("build_speed.py", "--n", "16", "--rounds", "1", "--backends", "torch", "onnx")
-    assert "hindsight onnx" in out and "ratio" in out
+    out = bench("build_speed.py", "--n", "16", "--rounds", "1", "--candidates", "torch", "onnx", "auto@2")
+    assert "\nonnx " in out and "ratio" in out and "auto=" in out and "worker start-up" in out
+
+
+@pytest.mark.slow
+@slow
+@shared
+def test_build_speed_specter2_tiny():
+    out = bench("build_speed.py", "--model", "specter2", "--n", "4", "--rounds", "1", "--candidates", "torch-bf16",
+                "--drift-n", "4", "--project", "1000")
+    assert "BERT-base + seq_bn adapter" in out and "projected" in out and "\ntorch-bf16 " in out
 
 
 @pytest.mark.slow

@@ -82,3 +82,25 @@ def test_specter2_revision_changes_with_weights(tiny_specter2, tmp_path):
     (other / "extra.bin").write_bytes(b"x")
     assert Specter2Embedder(base=str(base), adapter=str(other)).revision != first
 
+
+
+def test_specter2_backends_convert_base_and_adapter(tiny_specter2):
+    """bf16 and int8 cover every projection, the adapter's included; each backend is its own revision."""
+    base, adapter = tiny_specter2
+    fp32 = Specter2Embedder(base=str(base), adapter=str(adapter))
+    texts = [join(fp32, "graph neural network", "the diffusion of policy"), join(fp32, "robot", "retrieval model")]
+    ref = fp32.encode(texts)
+    revisions = {fp32.revision}
+    for backend in ("torch-bf16", "torch-int8"):
+        emb = Specter2Embedder(base=str(base), adapter=str(adapter), backend=backend)
+        revisions.add(emb.revision)
+        assert emb.backend == backend and emb.revision.startswith(fp32.revision + "-")
+        linears = [m for m in emb.model.modules() if isinstance(m, torch.nn.Linear)]
+        if backend == "torch-bf16":
+            assert linears and all(m.weight.dtype == torch.bfloat16 for m in linears)
+        else:  # no float nn.Linear left: the adapters' LoRA-capable wrappers were swapped and quantised too
+            assert not linears
+            assert any("adapters" in name and "Linear" in type(m).__name__ for name, m in emb.model.named_modules())
+        got = emb.encode(texts)
+        assert got.dtype == np.float32 and float(np.min(np.sum(ref * got, axis=1))) > 0.98
+    assert len(revisions) == 3

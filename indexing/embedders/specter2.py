@@ -5,11 +5,13 @@ transformers + adapters directly: CLS vector of `title + sep + abstract`, at mos
 """
 
 import hashlib
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from indexing.embedders.base import MODEL_LOAD_LOCK, length_sorted_batches, normalise
+from indexing.embedders import runtime
+from indexing.embedders.base import length_sorted_batches, normalise, serialised_load
 
 SPECTER2_THETA = 0.96  # the paper's calibration; valid for SPECTER2 only
 MAX_TOKENS = 512
@@ -33,33 +35,53 @@ def folder_fingerprint(folder: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+BACKENDS = runtime.TORCH_BACKENDS  # no ONNX path: an export of base + adapter is not needed where bf16 runs
+
+
+@serialised_load  # outside the cache: the first callers wait for one construction, then share its copy
+@lru_cache(maxsize=4)
+def _load(base_dir: str, adapter_dir: str, device: str, backend: str):
+    """One converted copy of base + adapter per process and backend."""
+    from adapters import AutoAdapterModel
+
+    model = AutoAdapterModel.from_pretrained(base_dir)
+    name = model.load_adapter(adapter_dir, load_as="specter2", set_active=True)
+    model.set_active_adapters(name)
+    return runtime.prepare(model, backend, device)
+
+
 class Specter2Embedder:
     key = "specter2"
     model_id = "allenai/specter2_base+allenai/specter2"
 
     def __init__(self, *, base: str = "allenai/specter2_base", adapter: str = "allenai/specter2",
-                 device: str = "cpu", theta: float | None = None, local_only: bool = False) -> None:
+                 device: str = "cpu", theta: float | None = None, local_only: bool = False,
+                 backend: str = "torch") -> None:
         import torch
-        from adapters import AutoAdapterModel
         from transformers import AutoTokenizer
 
+        backend = runtime.resolve(backend, device, BACKENDS)
         base_dir, adapter_dir = resolve(base, local_only=local_only), resolve(adapter, local_only=local_only)
-        with MODEL_LOAD_LOCK:  # never two constructions at once in a process (see embedders.base)
-            self.tokenizer = AutoTokenizer.from_pretrained(str(base_dir))
-            self.model = AutoAdapterModel.from_pretrained(str(base_dir))
-            name = self.model.load_adapter(str(adapter_dir), load_as="specter2", set_active=True)
-            self.model.set_active_adapters(name)
-            self.model.to(device).eval()
-        self._torch, self.device = torch, device
+        self.tokenizer = AutoTokenizer.from_pretrained(str(base_dir))
+        self.model = _load(str(base_dir), str(adapter_dir), device, backend)
+        self._torch, self.device, self.backend = torch, device, backend
+        self._spec = {"base": base, "adapter": adapter, "device": device, "theta": theta, "local_only": local_only,
+                      "backend": backend}
         self.model_id = f"{base}+{adapter}"
-        self.revision = f"{folder_fingerprint(base_dir)}+{folder_fingerprint(adapter_dir)}"
+        # the backend is part of the revision, so the cache never mixes fp32 and bf16/int8 vectors
+        self.revision = f"{folder_fingerprint(base_dir)}+{folder_fingerprint(adapter_dir)}{runtime.variant(backend)}"
         self.dim = int(self.model.config.hidden_size)
         self.theta = SPECTER2_THETA if theta is None else theta
         self.sep = self.tokenizer.sep_token
         self.max_tokens = MAX_TOKENS
 
+    def spec(self) -> dict:
+        """What a worker process needs to build the same embedder (see workers.py)."""
+        return dict(self._spec)
+
     def encode(self, texts: list[str], *, batch_size: int = 16, progress=None) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        batch_size = max(batch_size, runtime.DEFAULT_BATCH.get(self.backend, 0))
         for batch in length_sorted_batches(texts, batch_size):
             inputs = self.tokenizer([texts[i] for i in batch], padding=True, truncation=True,
                                     max_length=MAX_TOKENS, return_tensors="pt", return_token_type_ids=False)

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from indexing.db import migrate
 from indexing.embedders import Embedder, load_embedder
+from indexing.embedders.runtime import manifest_backend
 from indexing.settings import Settings, get_settings
 from indexing.versions import IndexDamaged, LoadedIndex, load_current
 
@@ -61,7 +62,10 @@ def current_index(settings: Settings) -> tuple[LoadedIndex, Embedder]:
     if loaded is None:
         fail("no index published yet: run `hindsight index build`", 1)
     m = loaded.manifest
-    embedder = load_embedder(m["model"], settings, theta=m["theta"])
+    try:
+        embedder = load_embedder(m["model"], settings, theta=m["theta"], backend=manifest_backend(m))
+    except ValueError as exc:  # e.g. a cuda-fp16 index on a machine without CUDA
+        fail(f"index {loaded.version} cannot be used here: {exc}", 1)
     if embedder.revision != m["revision"]:
         fail(f"index {loaded.version} was built with revision {m['revision']}, this model is {embedder.revision}; "
              "rebuild the index", 1)

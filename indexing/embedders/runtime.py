@@ -1,0 +1,108 @@
+"""How a torch embedder runs: the numeric backend (fp32, bf16, int8, CUDA fp16) and the CPU facts that pick it.
+
+A backend changes the vectors a little, so it is part of an embedder's revision (the embedding cache key and the
+manifest): vectors of different backends never mix, and scoring loads the backend the index was built with.
+`auto` picks the fastest backend measured within the drift bound (bench/build_speed.py, docs/benchmarks.md):
+CUDA fp16 on a GPU; bf16 weights where the CPU has native bf16 (AVX-512 BF16 or AMX: 2.6x fp32 in-process on the
+SPECTER2 shape, 4.8x in two worker processes, mean cosine drift 0.00005 on real MiniLM weights); else fp32 (torch
+int8 gave 1.5x but a mean drift of 0.019 on MiniLM, over both models' bounds).
+"""
+
+import platform
+from functools import lru_cache
+from pathlib import Path
+
+TORCH_BACKENDS = ("torch", "torch-bf16", "torch-int8", "cuda-fp16")
+DEFAULT_BATCH = {"cuda-fp16": 128}  # a GPU wants larger batches; CPU backends keep the caller's
+
+
+@lru_cache
+def cpu_flags() -> frozenset[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return frozenset()
+    for line in text.splitlines():
+        if line.startswith(("flags", "Features")):
+            return frozenset(line.split(":", 1)[1].split())
+    return frozenset()
+
+
+def native_bf16() -> bool:
+    """True where bf16 matrix products run in hardware (x86 AVX-512 BF16 / AMX, Arm BF16)."""
+    flags = cpu_flags()
+    return bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
+
+
+def auto_backend(device: str) -> str:
+    if device.startswith("cuda"):
+        return "cuda-fp16"
+    return "torch-bf16" if native_bf16() else "torch"
+
+
+def resolve(backend: str, device: str, known: tuple[str, ...]) -> str:
+    """The concrete backend for a request (`auto` resolved); an unknown or device-mismatched one is an error."""
+    chosen = auto_backend(device) if backend == "auto" else backend
+    if chosen not in known:
+        raise ValueError(f"unknown backend {backend!r}; known: auto, {', '.join(known)}")
+    cuda = device.startswith("cuda")
+    if (chosen == "cuda-fp16" and not cuda) or (chosen == "torch-int8" and cuda):
+        raise ValueError(f"backend {chosen!r} does not run on device {device!r} "
+                         "(cuda-fp16 needs HINDSIGHT_DEVICE=cuda, torch-int8 a CPU)")
+    return chosen
+
+
+def variant(backend: str) -> str:
+    """The revision suffix of a backend ("" for fp32 torch, so existing fp32 caches stay valid)."""
+    if backend == "torch":
+        return ""
+    if backend == "torch-int8":
+        import torch
+
+        return f"-int8-{torch.backends.quantized.engine}"  # kernels differ by engine, and so do the vectors
+    return "-" + backend.removeprefix("torch-")
+
+
+def prepare(module, backend: str, device: str):
+    """The module converted for the backend, on its device, in eval mode."""
+    import torch
+
+    module = module.to(device).eval()
+    if backend == "torch-bf16":
+        return module.to(torch.bfloat16)
+    if backend == "cuda-fp16":
+        return module.to(torch.float16)
+    if backend == "torch-int8":  # every nn.Linear, the adapter's bottleneck layers included
+        # per output channel: per-tensor scales cost MiniLM a mean drift of 0.08
+        qconfig = torch.ao.quantization.per_channel_dynamic_qconfig
+        return torch.ao.quantization.quantize_dynamic(plain_linears(module), {torch.nn.Linear: qconfig},
+                                                      dtype=torch.qint8)
+    return module
+
+
+def plain_linears(module):
+    """Swap subclasses of nn.Linear that add nothing here for nn.Linear, so quantize_dynamic converts them.
+
+    `adapters` wraps every attention and feed-forward projection in a LoRA-capable Linear subclass; with no LoRA
+    loaded (SPECTER2's adapter is a bottleneck adapter) it computes exactly F.linear, but quantize_dynamic matches
+    types exactly and would leave 10 of a layer's 17 projections in fp32.
+    """
+    import torch
+
+    for parent in list(module.modules()):
+        for name, child in list(parent.named_children()):
+            if (isinstance(child, torch.nn.Linear) and hasattr(child, "loras") and not len(child.loras)
+                    and not getattr(child, "fan_in_fan_out", False)):
+                plain = torch.nn.Linear(child.in_features, child.out_features, bias=child.bias is not None,
+                                        device=child.weight.device, dtype=child.weight.dtype)
+                plain.weight, plain.bias = child.weight, child.bias
+                setattr(parent, name, plain)
+    return module
+
+
+def manifest_backend(manifest: dict) -> str:
+    """The backend a version was built with; manifests from before backends were recorded name it in the revision."""
+    if manifest.get("backend"):
+        return manifest["backend"]
+    revision = manifest.get("revision", "")
+    return next((b for b in ("onnx-int8", "onnx") if f"-{b}" in revision), "torch")

@@ -1,0 +1,111 @@
+"""Embedding backends (fp32, bf16, int8, CUDA fp16, auto): their revisions, the manifest, scoring with the index's
+backend, the worker-process layout, and the import layout of the cache key."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from indexing.build import build_index, embed_with_cache
+from indexing.embedders import load_embedder, runtime
+from indexing.embedders.minilm import MiniLMEmbedder
+from indexing.embedders.workers import encoder
+from indexing.ingest import ingest_bytes
+from service.state import IndexHolder
+from tests.conftest import ROOT
+
+TEXTS = [f"paper {i} on graph neural networks[SEP]" + "we study message passing and diffusion " * (i % 7 + 1)
+         for i in range(24)]
+
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.sum(a * b, axis=1)
+
+
+def test_cache_key_module_imports_without_the_build():
+    """distributed.py used to import text_hash from build.py (and build.py imports distributed lazily): a circle."""
+    code = "import sys, indexing.distributed; assert 'indexing.build' not in sys.modules, 'circle'"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-1500:]
+
+
+def test_each_backend_is_its_own_revision_and_close_to_fp32(minilm):
+    bf16 = MiniLMEmbedder(backend="torch-bf16")
+    int8 = MiniLMEmbedder(backend="torch-int8")
+    revisions = {minilm.revision, bf16.revision, int8.revision}
+    assert len(revisions) == 3 and bf16.revision == minilm.revision + "-bf16"
+    assert int8.revision.startswith(minilm.revision + "-int8-")
+    ref = minilm.encode(TEXTS)
+    # bf16 is well inside MiniLM's drift bound (0.015); torch int8 is not (0.019 measured), so auto never picks it
+    for emb, bound in ((bf16, 0.001), (int8, 0.03)):
+        got = emb.encode(TEXTS)
+        assert got.dtype == np.float32 and np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+        assert float(np.mean(1 - cosines(ref, got))) < bound, emb.backend
+    assert not np.array_equal(ref, bf16.encode(TEXTS))  # really converted
+
+
+def test_auto_picks_by_device_and_cpu(monkeypatch):
+    monkeypatch.setattr(runtime, "cpu_flags", lambda: frozenset({"avx512f", "amx_bf16"}))
+    assert runtime.auto_backend("cpu") == "torch-bf16" and runtime.auto_backend("cuda:0") == "cuda-fp16"
+    monkeypatch.setattr(runtime, "cpu_flags", lambda: frozenset({"avx2"}))
+    assert runtime.auto_backend("cpu") == "torch"
+    from indexing.embedders import minilm as minilm_module
+
+    assert minilm_module.auto_backend("cpu") == "onnx-int8"  # ONNX Runtime is installed with the test extra
+    with pytest.raises(ValueError, match="cuda-fp16 needs HINDSIGHT_DEVICE=cuda"):
+        runtime.resolve("cuda-fp16", "cpu", runtime.TORCH_BACKENDS)
+    with pytest.raises(ValueError, match="torch-int8 a CPU"):
+        runtime.resolve("torch-int8", "cuda", runtime.TORCH_BACKENDS)
+    assert runtime.resolve("torch-bf16", "cuda", runtime.TORCH_BACKENDS) == "torch-bf16"
+    with pytest.raises(ValueError, match="unknown backend 'fp8'"):
+        runtime.resolve("fp8", "cpu", runtime.TORCH_BACKENDS)
+
+
+def test_cache_never_mixes_backends(settings, minilm):
+    bf16 = MiniLMEmbedder(backend="torch-bf16")
+    first, embedded = embed_with_cache(minilm, TEXTS[:6], db_path=settings.db_path)
+    assert embedded == 6
+    again, embedded = embed_with_cache(bf16, TEXTS[:6], db_path=settings.db_path)
+    assert embedded == 6  # same texts, other backend: embedded anew, not served fp32 vectors
+    assert not np.array_equal(first, again)
+    assert embed_with_cache(bf16, TEXTS[:6], db_path=settings.db_path)[1] == 0
+
+
+def test_scoring_embeds_with_the_backend_of_the_index(settings, minilm):
+    """An index built with bf16 is served by a server whose own default is fp32 (and the reverse): the holder loads
+    the manifest's backend, so idea vectors match the index's; before, it refused with a revision mismatch."""
+    lines = (ROOT / "data/papers.jsonl").read_text().splitlines()
+    ingest_bytes("\n".join(lines[:8]).encode(), "a.jsonl", db_path=settings.db_path)
+    built = build_index(settings.model_copy(update={"minilm_backend": "torch-bf16"}))
+    assert built.manifest["backend"] == "torch-bf16" and built.manifest["revision"].endswith("-bf16")
+    holder = IndexHolder(settings.model_copy(update={"minilm_backend": "torch"}))
+    embedder = holder.embedder_for(holder.current())
+    assert embedder.backend == "torch-bf16" and embedder.revision == built.manifest["revision"]
+
+
+def test_old_manifests_without_a_backend_name_it_in_the_revision():
+    assert runtime.manifest_backend({"revision": "gt-6bb59be6d5831d2c"}) == "torch"
+    assert runtime.manifest_backend({"revision": "gt-6bb59be6d5831d2c-onnx-int8-avx512_vnni"}) == "onnx-int8"
+    assert runtime.manifest_backend({"revision": "gt-x-onnx"}) == "onnx"
+    assert runtime.manifest_backend({"revision": "gt-x-bf16", "backend": "torch-bf16"}) == "torch-bf16"
+
+
+def test_worker_processes_give_the_in_process_vectors(settings):
+    bf16 = load_embedder("minilm", settings.model_copy(update={"minilm_backend": "torch-bf16"}))
+    with encoder(bf16, len(TEXTS), workers=2) as encode:
+        assert encode is not bf16.encode
+        got = encode(TEXTS, batch_size=5)
+    want = bf16.encode(TEXTS, batch_size=5)
+    # bf16 kernels round differently with one thread than with two: noise far below the backend's own drift
+    assert got.shape == want.shape and float(np.min(cosines(got, want))) > 0.9999
+    with encoder(bf16, 10) as encode:  # a handful of texts stays in-process
+        assert encode == bf16.encode
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_cuda_fp16_matches_cpu_fp32(minilm):
+    cuda = MiniLMEmbedder(device="cuda", backend="auto")
+    assert cuda.backend == "cuda-fp16" and cuda.revision == minilm.revision + "-cuda-fp16"
+    assert float(np.mean(1 - cosines(minilm.encode(TEXTS), cuda.encode(TEXTS)))) < 0.01
