@@ -221,7 +221,7 @@ def bench_specter2(args) -> None:
                 c.close()
     random_drift = {c.name: drift(vectors["baseline"], vectors[c.name]) for c in candidates}
     real = real_weight_drift(sorted({c.embedder.backend for c in candidates}), corpus.texts(args.drift_n))
-    print(f"drift on random weights (not the measure): "
+    print("drift on random weights (not the measure): "
           + ", ".join(f"{k} {v[0]:.5f}" for k, v in random_drift.items()))
     print(f"drift columns below: the same conversion on real MiniLM weights over {args.drift_n} real texts")
     report("specter2", TEXTS, times, vectors, candidates,

@@ -52,7 +52,6 @@ def run_scores(session: Session, run: Run) -> dict:
             "index_version": s.index_version, "cutoff": s.cutoff.isoformat(),
             "window": {"start": s.cutoff.isoformat(), "end": s.window_end.isoformat()}, "top_k": s.top_k,
             "leak_risk": s.leak_risk, "citation_normalisation": s.citation_normalisation,
-            "scored_at": s.scored_at.isoformat(),
             "scored_at": s.scored_at.isoformat(), "matcher": s.matcher or "dense",
             "matcher_version": s.matcher_version, "thresholds": s.thresholds or {"theta": s.theta},
             "n_matches": s.n_matches, "direction_score": s.direction_score,

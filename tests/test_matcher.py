@@ -1,14 +1,12 @@
 """The hybrid matcher through the real server: dense answers unchanged, hybrid answers explained and stored, hostile
 ideas scored or refused with a 422, versions without a lexical index still serving."""
 
-import csv
 import json
 import shutil
 from datetime import date
 from pathlib import Path
 
 import httpx
-import numpy as np
 import orjson
 import pytest
 

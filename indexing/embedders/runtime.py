@@ -8,7 +8,6 @@ SPECTER2 shape, 4.8x in two worker processes, mean cosine drift 0.00005 on real 
 int8 gave 1.5x but a mean drift of 0.019 on MiniLM, over both models' bounds).
 """
 
-import platform
 from functools import lru_cache
 from pathlib import Path
 

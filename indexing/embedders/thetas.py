@@ -6,10 +6,9 @@ wins. An entry records how it was derived (pairs, target precision, precision/re
 A changed theta takes effect at the next index build: a published index keeps the theta in its manifest.
 """
 
-import json
-import os
-from datetime import datetime, timezone
 from pathlib import Path
+
+from indexing.registry import read_section, write_section_entry
 
 SHIPPED = Path(__file__).with_name("thetas.json")
 FILENAME = "thetas.json"
@@ -20,17 +19,8 @@ def user_registry(home: Path) -> Path:
 
 
 def read_registry(path: Path) -> dict:
-    """{model key: entry}; an absent file is an empty registry, a malformed one an error naming the file."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        return {}
-    except ValueError as exc:
-        raise ValueError(f"theta registry {path} is not valid JSON ({exc}); fix or delete it") from None
-    models = data.get("models", {}) if isinstance(data, dict) else None
-    if not isinstance(models, dict):
-        raise ValueError(f"theta registry {path} must be an object with a 'models' object")
-    return models
+    """{model key: entry}; an absent file is empty, a malformed one an error naming the file."""
+    return read_section(path, "models", "theta registry")
 
 
 def registry_entry(key: str, *, home: Path | None = None) -> dict | None:
@@ -51,13 +41,5 @@ def registry_theta(key: str, *, home: Path | None = None) -> float | None:
 
 
 def write_entry(path: Path, key: str, entry: dict) -> dict:
-    """Set the model's entry (atomic replace of the file, other models kept); returns what was written."""
-    path = Path(path)
-    models = read_registry(path)
-    entry = {**entry, "written": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    models[key] = entry
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"models": models}, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
-    return entry
+    """Set the model's entry (atomic replace of the file, other entries kept); returns what was written."""
+    return write_section_entry(path, "models", "theta registry", key, entry)

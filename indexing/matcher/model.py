@@ -13,13 +13,12 @@ changed backend gets its own fit; a build whose revision has no entry uses the m
 `fitted_on_revision` beside the revision it runs with.
 """
 
-import json
-import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+
+from indexing.registry import read_section, write_section_entry
 
 SHIPPED_DIR = Path(__file__).with_name("registry")
 DECISIONS = ("realised", "direction")
@@ -105,16 +104,7 @@ class HybridMatcher:
 
 def read_registry(path: Path) -> dict:
     """{revision: entry}; an absent file is empty, a malformed one an error naming the file."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        return {}
-    except ValueError as exc:
-        raise ValueError(f"matcher registry {path} is not valid JSON ({exc}); fix or delete it") from None
-    entries = data.get("revisions") if isinstance(data, dict) else None
-    if not isinstance(entries, dict):
-        raise ValueError(f"matcher registry {path} must be an object with a 'revisions' object")
-    return entries
+    return read_section(path, "revisions", "matcher registry")
 
 
 def find_entry(model: str, revision: str, *, home: Path | None = None) -> dict | None:
@@ -140,13 +130,5 @@ def _shown(path: Path) -> str:
 
 
 def write_entry(path: Path, revision: str, entry: dict) -> dict:
-    """Set the revision's entry (atomic replace, other revisions kept)."""
-    path = Path(path)
-    entries = read_registry(path)
-    entry = {**entry, "written": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    entries[revision] = entry
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"revisions": entries}, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
-    return entry
+    """Set the revision's entry (atomic replace of the file, other entries kept); returns what was written."""
+    return write_section_entry(path, "revisions", "matcher registry", revision, entry)

@@ -16,7 +16,7 @@ from indexing.build import build_index
 from indexing.db import migrate
 from indexing.ingest import ingest_path
 from indexing.settings import Settings
-from tests.conftest import ROOT
+from tests.conftest import ROOT, free_port
 from tests.reliability.conftest import SEED, TOKEN, TOKEN_VALUE, scale, write_report
 
 ST = Path(sys.executable).with_name("st")
@@ -34,7 +34,10 @@ def test_schemathesis_all_checks_every_operation(tmp_path, live_server, minilm):
     migrate(settings.db_path)
     ingest_path(ROOT / "data" / "papers.jsonl", db_path=settings.db_path)
     build_index(settings, embedder=minilm)
-    server = live_server(settings.home)
+    # the fetch and refresh jobs it starts must fail fast on a closed loopback port, not reach (or wait on) the APIs
+    closed = f"http://127.0.0.1:{free_port()}"
+    server = live_server(settings.home, env={"HINDSIGHT_OPENALEX_URL": closed, "HINDSIGHT_S2_URL": closed,
+                                             "HINDSIGHT_FETCH_ATTEMPTS": "1", "HINDSIGHT_FETCH_TIMEOUT": "5"})
     for system, name in (("rag", "rag.jsonl"), ("vanilla", "vanilla.jsonl")):
         r = httpx.post(f"{server.url}/v1/score", json={"system": system, "run": "r1", "ideas": ideas(name)},
                        timeout=300)
