@@ -104,7 +104,9 @@ def test_ivf_indexes_give_their_stored_vectors_back():
 
 def test_registry_is_keyed_by_revision(tmp_path):
     assert read_registry(tmp_path / "none.json") == {}
-    (rev, shipped), = read_registry(SHIPPED_DIR / "minilm-hybrid.json").items()
+    entries = read_registry(SHIPPED_DIR / "minilm-hybrid.json")  # one fit per shipped backend (fp32, bf16)
+    assert entries and all(e["revision"] == r for r, e in entries.items())
+    rev, shipped = next(iter(entries.items()))
     matcher = HybridMatcher.from_entry(shipped)
     assert set(matcher.thresholds()) == {"realised", "direction"}
     assert isinstance(matcher.model("realised", "facets"), Logistic)

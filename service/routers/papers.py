@@ -3,7 +3,7 @@
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Query, UploadFile
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 
@@ -40,17 +40,17 @@ class FetchRequest(BaseModel):
     venues: list[str] = Field([], max_length=100, description="Venue names (OpenAlex: resolved to source ids).")
     fields_of_study: list[str] = Field([], max_length=20, description="S2 fields of study.")
     types: list[str] = Field([], max_length=20, description="OpenAlex work types / S2 publication types.")
-    restart: bool = False
+    restart: StrictBool = False
 
 
 class RefreshRequest(BaseModel):
     source: Literal["openalex", "s2"] = "s2"
     cutoff: IsoDate | None = None
     until: IsoDate | None = None
-    force: bool = False
+    force: StrictBool = False
 
 
-@router.post("/fetch", dependencies=[AdminDep], status_code=202, responses=errors(*ADMIN, 422))
+@router.post("/fetch", dependencies=[AdminDep], status_code=202, responses=errors(*ADMIN, *BODY, 422))
 def fetch(req: FetchRequest, settings: SettingsDep, jobs: JobsDep) -> dict:
     """Walk an API into the store in the background (resumes from its checkpoint); poll GET /v1/jobs/{id}."""
     def run(progress) -> dict:
@@ -68,7 +68,7 @@ def fetch(req: FetchRequest, settings: SettingsDep, jobs: JobsDep) -> dict:
 
 
 @router.post("/refresh-citations", dependencies=[AdminDep], status_code=202,
-             responses=errors(*ADMIN, 422))
+             responses=errors(*ADMIN, *BODY, 422))
 def refresh(settings: SettingsDep, jobs: JobsDep, req: RefreshRequest | None = None) -> dict:
     """Refresh the citation counts of the papers in the window in the background; poll GET /v1/jobs/{id}."""
     req = req or RefreshRequest()

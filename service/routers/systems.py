@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from service.deps import AdminDep, SessionDep
 from service.errors import ADMIN, BODY, errors
+from service.schemas import IsoDate
 from service.systems import SystemInputError, as_dict, get_system, list_systems, set_system
 
 router = APIRouter(prefix="/v1/systems", tags=["systems"])
@@ -15,7 +16,7 @@ Name = Annotated[str, Path(min_length=1, max_length=255)]
 
 
 class SystemIn(BaseModel):
-    knowledge_cutoff: str = Field(max_length=64, description="YYYY-MM-DD: the newest literature it may know.")
+    knowledge_cutoff: IsoDate = Field(description="YYYY-MM-DD: the newest literature it may know.")
     model: str | None = Field(None, max_length=1000, description="e.g. the LLM behind the generator.")
 
 
