@@ -91,7 +91,7 @@ def test_windows_systems_leak_risk_and_window_aware_analyses(srv):
     body = {"knowledge_cutoff": "2023-12-01", "model": "sample LLM trained to 2023-11"}
     assert httpx.put(f"{url}/v1/systems/rag-generator", json=body).status_code == 401
     bad = httpx.put(f"{url}/v1/systems/rag-generator", json={"knowledge_cutoff": "late 2023"}, headers=TOKEN)
-    assert bad.status_code == 422 and bad.json()["detail"]["field"] == "knowledge_cutoff"
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "knowledge_cutoff"]
     r = httpx.put(f"{url}/v1/systems/rag-generator", json=body, headers=TOKEN)
     assert r.status_code == 200 and r.json()["knowledge_cutoff"] == "2023-12-01"
     httpx.put(f"{url}/v1/systems/vanilla-generator", json={"knowledge_cutoff": "2024-06-01"}, headers=TOKEN)
