@@ -219,9 +219,12 @@ def test_dashboard_cutoff_panel(srv):
             page.click("#cutoffs-form button")
             page.wait_for_function("!document.querySelector('#cutoffs-error').hidden")
             assert "2023-06-01..2025-12-31" in page.locator("#cutoffs-error").inner_text()
-            # mixed windows: the analyses say why, and pooling on request works
-            page.wait_for_function("document.querySelector('#error').textContent.includes('pool_windows')")
+            # mixed windows: the page groups per window and says why, and pooling on request works
+            page.wait_for_function("document.querySelector('#notice').textContent.includes('pool_windows')")
+            assert page.locator("#group_by").input_value() == "window"
+            assert page.locator("#error").is_hidden()
             page.check("#pool_windows")
+            page.select_option("#group_by", "system")
             page.wait_for_function("document.querySelector('#error').hidden || "
                                    "!document.querySelector('#error').textContent.includes('windows (')")
             assert not failed, failed

@@ -37,6 +37,12 @@ function showError(message) {
   box.textContent = message || "";
 }
 
+function showNotice(message) {
+  const box = $("notice");
+  box.hidden = !message;
+  box.textContent = message || "";
+}
+
 function selectionParams() {
   const p = new URLSearchParams();
   document.querySelectorAll("#runs input:checked").forEach((box) => p.append("runs", box.value));
@@ -239,7 +245,18 @@ async function refresh() {
     $("counts-table").replaceChildren();
     $("quadrant-lists").replaceChildren();
   }
-  showError(errors.join("\n"));
+  const unique = [...new Set(errors)];
+  // runs scored in different windows are refused when pooled: show them per window instead, and say why
+  const mixed = unique.find((e) => e.includes("pool_windows"));
+  if (mixed && $("group_by").value !== "window" && !$("pool_windows").checked) {
+    $("group_by").value = "window";
+    await refresh();
+    showNotice("The selected runs were scored in different windows, so they are grouped per system @ window "
+      + "(tick \"pool windows\" to pool them anyway). The server said: " + mixed.replace(/^422: /, ""));
+    return;
+  }
+  showNotice("");
+  showError(unique.join("\n"));
 }
 
 async function init() {
