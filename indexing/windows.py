@@ -51,17 +51,24 @@ class Window:
         return {"start": self.start.isoformat(), "end": self.end.isoformat()}
 
 
-def parse_day(value: str | date | None, *, field: str, allowed: tuple[str, str]) -> date | None:
-    """A YYYY-MM-DD date, or a WindowError naming the field."""
-    if value is None or isinstance(value, date):
+def iso_day(value: str | date) -> date:
+    """Exactly YYYY-MM-DD (fromisoformat alone also takes 20230601); ValueError otherwise."""
+    if isinstance(value, date):
         return value
     text = str(value).strip()
+    if len(text) != 10:
+        raise ValueError(text)
+    return date.fromisoformat(text)
+
+
+def parse_day(value: str | date | None, *, field: str, allowed: tuple[str, str]) -> date | None:
+    """A YYYY-MM-DD date, or a WindowError naming the field."""
+    if value is None:
+        return None
     try:
-        if len(text) != 10:
-            raise ValueError
-        return date.fromisoformat(text)
+        return iso_day(value)
     except ValueError:
-        raise WindowError(field, f"{text[:40]!a} is not a date (YYYY-MM-DD); the allowed range is "
+        raise WindowError(field, f"{str(value).strip()[:40]!a} is not a date (YYYY-MM-DD); the allowed range is "
                                  f"{allowed[0]}..{allowed[1]}", allowed) from None
 
 

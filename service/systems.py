@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 
 from indexing.models import System
 from indexing.versions import LoadedIndex
-from indexing.windows import Window, WindowError
+from indexing.windows import Window, WindowError, iso_day
 
 
 class SystemInputError(ValueError):
@@ -20,15 +20,10 @@ class SystemInputError(ValueError):
 
 
 def _day(value: str | date, field: str) -> date:
-    if isinstance(value, date):
-        return value
-    text = str(value).strip()
     try:
-        if len(text) != 10:
-            raise ValueError
-        return date.fromisoformat(text)
+        return iso_day(value)
     except ValueError:
-        raise SystemInputError(field, f"{text[:40]!a} is not a date (YYYY-MM-DD)") from None
+        raise SystemInputError(field, f"{str(value).strip()[:40]!a} is not a date (YYYY-MM-DD)") from None
 
 
 def as_dict(system: System) -> dict:
