@@ -160,6 +160,22 @@ def report(model: str, texts: list[str], times, vectors, candidates: list[Candid
         print(f"worker start-up (once per build): {starts}")
 
 
+def run_candidates(args, baseline, make, *, index: bool):
+    """Load every candidate (printing its revision and worker start-up), then time them against the baseline."""
+    candidates = []
+    try:
+        for name in args.candidates:
+            c = Candidate(name, make, index=index)
+            print(f"loaded {c.name} ({c.embedder.revision}) in {c.load:.1f}s"
+                  + (f", {parse(name)[1]} workers started in {c.startup:.1f}s" if c.startup else ""), flush=True)
+            candidates.append(c)
+        times, vectors = timed_rounds(baseline, candidates, TEXTS, args.rounds, args.batch_size)
+    finally:
+        for c in candidates:
+            c.close()
+    return candidates, times, vectors
+
+
 def bench_minilm(args) -> None:
     from sentence_transformers import SentenceTransformer
 
@@ -176,17 +192,8 @@ def bench_minilm(args) -> None:
     baseline(TEXTS[:16])  # warm-up
     with tempfile.TemporaryDirectory() as tmp:
         export_dir = args.export_dir or Path(tmp)
-        candidates = []
-        for name in args.candidates:
-            c = Candidate(name, lambda b: MiniLMEmbedder(backend=b, export_dir=export_dir), index=True)
-            print(f"loaded {c.name} ({c.embedder.revision}) in {c.load:.1f}s"
-                  + (f", {parse(name)[1]} workers started in {c.startup:.1f}s" if c.startup else ""), flush=True)
-            candidates.append(c)
-        try:
-            times, vectors = timed_rounds(baseline, candidates, TEXTS, args.rounds, args.batch_size)
-        finally:
-            for c in candidates:
-                c.close()
+        candidates, times, vectors = run_candidates(
+            args, baseline, lambda b: MiniLMEmbedder(backend=b, export_dir=export_dir), index=True)
     drifts = {c.name: drift(vectors["baseline"], vectors[c.name]) for c in candidates}
     report("minilm", TEXTS, times, vectors, candidates, drifts, None)
 
@@ -208,17 +215,7 @@ def bench_specter2(args) -> None:
             return time.perf_counter() - started, vectors
 
         baseline(TEXTS[:8])
-        candidates = []
-        for name in args.candidates:
-            c = Candidate(name, make, index=False)
-            print(f"loaded {c.name} ({c.embedder.revision}) in {c.load:.1f}s"
-                  + (f", {parse(name)[1]} workers started in {c.startup:.1f}s" if c.startup else ""), flush=True)
-            candidates.append(c)
-        try:
-            times, vectors = timed_rounds(baseline, candidates, TEXTS, args.rounds, args.batch_size)
-        finally:
-            for c in candidates:
-                c.close()
+        candidates, times, vectors = run_candidates(args, baseline, make, index=False)
     random_drift = {c.name: drift(vectors["baseline"], vectors[c.name]) for c in candidates}
     real = real_weight_drift(sorted({c.embedder.backend for c in candidates}), corpus.texts(args.drift_n))
     print("drift on random weights (not the measure): "

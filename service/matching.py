@@ -75,19 +75,20 @@ def facets_of(embedder: Embedder, idea: IdeaIn) -> IdeaFacets:
     return IdeaFacets(whole, plain=problem or method)  # one facet only: the text models
 
 
-def encode_batched(embedder: Embedder, texts: list[str]) -> np.ndarray:
-    """All facets in length-sorted batches: measured here, one batch of an idea's three texts (padded to the whole's
-    length) costs 0.7x three one-text passes."""
-    return embedder.encode(texts)
+def embed_ideas(embedder: Embedder, ideas: list[IdeaIn]) -> list[dict[str, np.ndarray]]:
+    """The facet vectors score_hybrid would embed, for callers that score the same ideas several times."""
+    return encode_facets(embedder.encode, [facets_of(embedder, i) for i in ideas])
 
 
 def decide(ideas: list[IdeaFacets], *, loaded: LoadedIndex, embedder: Embedder, top_k: int,
-           allowed: Allowed = None) -> list[dict]:
+           allowed: Allowed = None, vectors: list[dict[str, np.ndarray]] | None = None) -> list[dict]:
     """Per idea: shape, the top-k candidates ranked by p_realised (then p_direction), their positions in the
-    snapshot, probabilities, decisions (realised implies direction) and whole-idea cosines."""
+    snapshot, probabilities, decisions (realised implies direction) and whole-idea cosines. vectors: the ideas'
+    facet vectors (encode_facets) when the caller already has them."""
     matcher = hybrid_of(loaded)
     corpus = corpus_of(loaded)
-    vectors = encode_facets(lambda texts: encode_batched(embedder, texts), ideas)
+    # one encode call for every facet of every idea: length-sorted batches beat one pass per text
+    vectors = vectors if vectors is not None else encode_facets(embedder.encode, ideas)
     models = {(d, s): matcher.model(d, s) for d in DECISIONS for s in ("facets", "text")}
     out = []
     for f, vecs in zip(ideas, vectors):
@@ -107,8 +108,10 @@ def decide(ideas: list[IdeaFacets], *, loaded: LoadedIndex, embedder: Embedder, 
 
 
 def score_hybrid(ideas: list[IdeaIn], *, loaded: LoadedIndex, embedder: Embedder, top_k: int,
-                 window: Window | None = None, with_evidence: bool = True) -> list[IdeaScoreOut]:
-    """Score among the papers of the window (default: the built one), with that window's impacts."""
+                 window: Window | None = None, with_evidence: bool = True,
+                 vectors: list[dict[str, np.ndarray]] | None = None) -> list[IdeaScoreOut]:
+    """Score among the papers of the window (default: the built one), with that window's impacts; vectors: the
+    ideas' facet vectors (embed_ideas) when scoring the same ideas more than once."""
     corpus = corpus_of(loaded)
     window = window or loaded.resolve_window()
     impacts = loaded.window_impacts(window)
@@ -116,7 +119,7 @@ def score_hybrid(ideas: list[IdeaIn], *, loaded: LoadedIndex, embedder: Embedder
     facets = [facets_of(embedder, i) for i in ideas]
     out = []
     for idea, f, d in zip(ideas, facets, decide(facets, loaded=loaded, embedder=embedder, top_k=top_k,
-                                                  allowed=allowed)):
+                                                  allowed=allowed, vectors=vectors)):
         shape = d["shape"]
         method_text = f.method if f.faceted else f.lexical_texts()["whole"]
         matches = []

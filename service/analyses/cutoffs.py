@@ -17,7 +17,8 @@ from indexing.windows import WindowError
 from service.analyses.selection import AnalysisError, Selection, check_selection, number
 from service.analyses.systems import bootstrap_mean_ci, compare_samples
 from service.schemas import IdeaIn
-from service.scoring import idea_text, matcher_of, score_embedded, score_ideas
+from service.matching import embed_ideas, score_hybrid
+from service.scoring import idea_text, matcher_of, score_embedded
 from service.systems import declared_cutoffs
 
 MAX_CUTOFFS = 12
@@ -64,16 +65,17 @@ def cutoff_sensitivity(session: Session, *, loaded: LoadedIndex, embedder: Embed
                                     f"{MAX_IDEAS}: select fewer runs")
     ideas = [IdeaIn.model_construct(id=r.idea_id, problem=r.problem, method=r.method, text=r.text) for r in rows]
     matcher = matcher_of(loaded)
-    # the dense rule embeds once for every cutoff; the hybrid one embeds each idea's facets per call
-    vectors = embedder.encode([idea_text(embedder, i) for i in ideas]) if matcher == "dense" else None
+    # embedded once for every cutoff: whole texts for the dense rule, every facet for the hybrid one
+    vectors = embedder.encode([idea_text(embedder, i) for i in ideas]) if matcher == "dense" else \
+        embed_ideas(embedder, ideas)
     groups = [r.system if selection.group_by != "run" else f"{r.system}/{r.label}" for r in rows]
     systems_of = {g: r.system for g, r in zip(groups, rows)}
     declared = declared_cutoffs(session)
     names = sorted(set(groups))
     out = []
     for window in windows:
-        results = score_embedded(ideas, vectors, loaded=loaded, top_k=top_k, window=window) if vectors is not None \
-            else score_ideas(ideas, loaded=loaded, embedder=embedder, top_k=top_k, window=window, matcher=matcher)
+        results = score_embedded(ideas, vectors, loaded=loaded, top_k=top_k, window=window) if matcher == "dense" \
+            else score_hybrid(ideas, loaded=loaded, embedder=embedder, top_k=top_k, window=window, vectors=vectors)
         scores = {g: np.array([res.score for res, gg in zip(results, groups) if gg == g]) for g in names}
         matched = {g: np.array([res.matched for res, gg in zip(results, groups) if gg == g]) for g in names}
         entry = {"cutoff": window.start.isoformat(), "window": window.as_dict(), "papers": window.papers,

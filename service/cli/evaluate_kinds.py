@@ -8,9 +8,9 @@ from rich.table import Table
 
 from indexing.embedders import join
 from indexing.matcher.evaluate import METRICS, Outcome, summarise
-from indexing.matcher.features import IdeaFacets
+from indexing.matcher.features import IdeaFacets, encode_facets
 from service.cli.common import console, fail, print_json
-from service.matching import MatcherUnavailable, corpus_of, decide, encode_batched, hybrid_of
+from service.matching import MatcherUnavailable, corpus_of, decide, hybrid_of
 
 METHODS = ("hybrid", "dense", "bm25")
 
@@ -49,9 +49,10 @@ def evaluate_kinds(path: Path, records: list[tuple[int, dict]], *, loaded, embed
         fail(f"{path}: no idea whose source is in index {loaded.version} ({len(not_indexed)} name a source outside "
              "it: widen the window or ingest those papers)", 1)
     k = max(20, top_k)
-    hybrid = decide(ideas, loaded=loaded, embedder=embedder, top_k=k)
+    facet_vectors = encode_facets(embedder.encode, ideas)  # once: the hybrid and dense-only rows share them
+    hybrid = decide(ideas, loaded=loaded, embedder=embedder, top_k=k, vectors=facet_vectors)
     theta = loaded.manifest["theta"]
-    vecs = encode_batched(embedder, [i.whole for i in ideas])
+    vecs = np.stack([v["whole"] for v in facet_vectors])
     dense_hits = corpus.dense(vecs, k)
     bm25_t = float(matcher.entry.get("baselines", {}).get("bm25_whole_threshold", 1.0))
     outcomes: dict[str, list[Outcome]] = {m: [] for m in METHODS}
