@@ -28,13 +28,10 @@ class IndexCorpus:
     def __init__(self, loaded: LoadedIndex) -> None:
         self.loaded, self.lexical = loaded, loaded.lexical
         self.rows = loaded.rows  # papers.json order: BM25 document i, and for date-ordered versions vector id i
-        self.keys = np.array([r["key"] for r in self.rows], dtype=np.int64)
-        self.position = {int(k): i for i, k in enumerate(self.keys)}
+        self.keys = np.array([r["key"] for r in self.rows], dtype=np.int64)  # vector id of each position
 
     def dense(self, queries: np.ndarray, k: int, allowed: Allowed = None) -> list[list[tuple[int, float]]]:
-        # the position restriction is the snapshot range; the vector index takes it when it supports one
-        hits = self.loaded.search(queries, k) if allowed is None else self.loaded.search(queries, k, allowed=allowed)
-        return [[(self.position[int(p["key"])], s) for p, s in row] for row in hits]
+        return self.loaded.search_positions(queries, k, allowed=allowed)
 
     def vectors(self, positions: list[int]) -> np.ndarray:
         """The papers' vectors, read back from the vector index."""
