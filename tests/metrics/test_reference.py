@@ -16,7 +16,6 @@ import math
 import random
 import re
 import statistics
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -287,8 +286,9 @@ def test_groups_reference_and_strict(seed):
     assert (report.strict.metrics["best_accuracy"], report.strict.n) == (accuracy, n)
 
 
-def test_groups_reference_on_the_real_sample_file():
-    gold = innoeval_sample("conference_groups.sample.json")
+@pytest.mark.shared
+def test_groups_reference_on_the_real_sample_file(innoeval_sample):
+    gold = json.loads(innoeval_sample("conference_groups.sample.json").read_text(encoding="utf-8"))
     predictions = [{"id": g["query"]["paper_id"], "ranking": [m["paper_internal_id"] for m in g["matches"].values()]}
                    for g in gold]
     report = innoeval.score_groups(gold, predictions)
@@ -842,13 +842,3 @@ def test_novelty_audit_reference_bca_and_strict(seed):
                                                                                   abs=1e-15)
     assert report.strict.metrics["accuracy_difference.ci95_high"] == pytest.approx(np.percentile(means, 97.5),
                                                                                    abs=1e-15)
-
-
-# ============================================================================================ shared sample
-
-
-def innoeval_sample(name):
-    path = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "innoeval" / name
-    if not path.exists():
-        pytest.skip(f"{path} not present")
-    return json.loads(path.read_text(encoding="utf-8"))
