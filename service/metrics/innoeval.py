@@ -12,7 +12,7 @@ from typing import Any
 from service.metrics.classification import accuracy_and_macro_f1, confusion
 from service.metrics.parsing import MetricsInputError, align, check_records, first_copies, get_id, get_path
 from service.metrics.ranking import lis_match, lis_match_chance
-from service.metrics.report import Report, listed, make_report, reference_block
+from service.metrics.report import ReferenceBlock, Report, listed, make_report, reference_block
 
 BENCHMARK = "innoeval"
 LABELS = ("reject", "poster", "spotlight", "oral", "highlight")
@@ -393,6 +393,8 @@ def score_pairs(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping
 # ------------------------------------------------------------------------------ reference (zjunlp/InnoEval)
 
 REFERENCE = "zjunlp/InnoEval"
+# The commit whose evaluation code the reference blocks reproduce.
+INNOEVAL_COMMIT = "273d7a67e83e3ae45acf17e030912cec76f40a98"
 _REFERENCE_TIERS = ("oral", "spotlight", "poster", "reject")  # the reference's label_order, best first
 _EXACT_DECISIONS = {"accept (oral)": "oral", "oral": "oral", "accept (spotlight)": "spotlight",
                     "spotlight": "spotlight", "accept (poster)": "poster", "poster": "poster", "reject": "reject",
@@ -432,7 +434,7 @@ def reference_points(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Ma
             total += 1
             matched += label == predicted
     return reference_block(
-        source=f"{REFERENCE} innoeval/pipeline/batch_pipeline.py evaluate_accuracy (with normalize_decision)",
+        source=f"{REFERENCE}@{INNOEVAL_COMMIT} innoeval/pipeline/batch_pipeline.py evaluate_accuracy (with normalize_decision)",
         rule="every gold line is evaluated (a repeated paper counts each time); a paper without a prediction "
              "(a failed pipeline) is left out; a decision is read as an exact label or the first of oral, "
              "spotlight, poster, reject found inside the text (so \"highlight\" and plain \"Accept\" read as "
@@ -493,10 +495,10 @@ def reference_index_list(ranking: Any, papers: Sequence[str]) -> tuple[list[int]
     return seen + filled, bool(filled)
 
 
-def reference_groups(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]):
-    """group_evaluation.run_group_evaluation: best, exact rank and LCS over the groups it validates."""
+def reference_groups(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]) -> ReferenceBlock:
+    """group_evaluation.run_group_evaluation: best, exact rank and LCS over the groups it validates and answers."""
     answers = first_copies(_prediction_ids(predictions))
-    total = skipped = filled_missing = filled_best = filled_ranking = 0
+    total = skipped = missing = empty_best = filled_best = filled_ranking = 0
     best_matches = rank_matches = 0
     lcs_total = 0.0
     for record in gold:
@@ -505,17 +507,21 @@ def reference_groups(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Ma
             skipped += 1
             continue
         query, papers = group
-        present = query in answers
-        item = answers[query] if present else {}
-        filled_missing += not present
+        if query not in answers:
+            missing += 1  # the reference's call failed: process_single_group returns None and the group is skipped
+            continue
+        item = answers[query]
         best = item.get("best")
+        if isinstance(best, str) and not best.strip():
+            empty_best += 1  # int("") raises inside process_single_group, which then returns None
+            continue
         if best is None:
-            filled_best += present
-            best_index = 1  # the reference's default for an absent best_idea_index: the gold best
+            filled_best += 1
+            best_index = 1  # ComparisonModule's getattr default for an absent best_idea_index: the gold best
         else:
             best_index = papers.index(str(best)) + 1 if str(best) in papers else 0
         index_list, filled = reference_index_list(item.get("ranking"), papers)
-        filled_ranking += filled and present
+        filled_ranking += filled
         total += 1
         best_matches += best_index == 1
         rank_matches += index_list == [1, 2, 3, 4]
@@ -523,23 +529,27 @@ def reference_groups(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Ma
     metrics = ({"best_acc": best_matches / total, "rank_acc": rank_matches / total, "rank_lcs": lcs_total / total}
                if total else {"best_acc": None, "rank_acc": None, "rank_lcs": None})
     return reference_block(
-        source=f"{REFERENCE} innoeval/pipeline/group_evaluation.py run_group_evaluation / process_single_group",
+        source=f"{REFERENCE}@{INNOEVAL_COMMIT} innoeval/pipeline/group_evaluation.py run_group_evaluation / "
+               "process_single_group (with RankingModule._parse_index_list)",
         rule="a gold group is used only with exactly three matches and the four labels oral, spotlight, poster, "
              "reject (the query's label is inferred as the one its matches lack; highlight groups are skipped); "
-             "every gold line counts, repeats included; the reference presents the ideas in gold order and "
-             "defaults an absent answer to the gold one: a group without a prediction, or without `best`, gets "
-             "best = the gold best, and a ranking is read as its known paper ids once each with the missing "
-             "ones appended in gold order (an absent ranking is the gold order); a `best` outside the group is "
-             "wrong; rank_lcs = LCS(predicted, gold order) / 4; "
-             f"{_FIRST_COPY}; the reference raises when no group is usable (None here)",
+             "every gold line counts, repeats included; a group without a prediction is what the reference "
+             "gets when its model call fails: process_single_group returns None and the group is left out; "
+             "the ideas are presented in gold order, so a prediction without `best` (absent or null) gets "
+             "the module's default best_idea_index 1, the gold best, while a `best` that is an empty string "
+             "makes the reference's int(\"\") raise and the group is left out; a ranking is read as its "
+             "known paper ids once each with the missing ones appended in gold order (an absent or empty "
+             "ranking is the gold order); a `best` outside the group is wrong; rank_lcs = LCS(predicted, gold "
+             f"order) / 4; {_FIRST_COPY}; the reference raises when no group is usable (None here)",
         n=total, metrics=metrics,
-        counts={"gold_lines": len(gold), "evaluated": total, "skipped_groups": skipped,
-                "filled_missing_prediction": filled_missing, "filled_best": filled_best,
-                "filled_ranking": filled_ranking},
+        counts={"gold_lines": len(gold), "evaluated": total, "skipped_groups": skipped, "dropped_missing": missing,
+                "dropped_empty_best": empty_best, "filled_best": filled_best, "filled_ranking": filled_ranking},
         counting={"skipped_groups": "gold lines the reference's validation skips (not three matches, not the "
                                     "four labels)",
-                  "filled_missing_prediction": "groups without a prediction: scored as the gold answer",
-                  "filled_best": "predictions without `best`: best taken as the gold best",
+                  "dropped_missing": "groups without a prediction (a failed call): left out of the denominator",
+                  "dropped_empty_best": "predictions whose `best` is an empty string: the reference's int(\"\") "
+                                        "raises and the group is left out",
+                  "filled_best": "predictions without `best`: best taken as the gold best (index 1)",
                   "filled_ranking": "predicted rankings completed with the missing papers in gold order"})
 
 
@@ -591,7 +601,7 @@ def reference_pairs(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Map
     metrics |= {f"accuracy.{level}": fmean(hits) for level, hits in sorted(correct.items()) if level != "all"}
     total = len(correct.get("all", []))
     return reference_block(
-        source=f"{REFERENCE} innoeval/pipeline/pair_evaluation.py run_pair_evaluation (with "
+        source=f"{REFERENCE}@{INNOEVAL_COMMIT} innoeval/pipeline/pair_evaluation.py run_pair_evaluation (with "
                "determine_better_paper and PairComparisonModule's answer normalisation)",
         rule="every gold line counts, repeats included; a pair without a prediction (a failed comparison) is "
              "left out; the gold winner is the higher of oral 4, spotlight 3, poster 2, reject 1 found in the "

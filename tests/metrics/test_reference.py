@@ -170,7 +170,8 @@ def ref_lcs(a, b):
 
 
 def ref_process_group(group, judge):
-    """One group; `judge(paper_ids_in_presented_order)` stands in for the two LLM modules."""
+    """One group; `judge(paper_ids_in_presented_order)` stands in for the two LLM modules (raising when the
+    model call fails, as the modules do); any exception makes the group None, as process_single_group's try."""
     member_labels = [m.get("label", "").lower() for m in group["members"]]
     main_label = next((label for label in LABEL_ORDER if label not in member_labels), None)
     if main_label is None or any(label not in LABEL_ORDER for label in member_labels):
@@ -179,8 +180,11 @@ def ref_process_group(group, judge):
     if len(set(labels.values())) != 4:
         return None
     ordered = sorted(labels, key=lambda pid: LABEL_ORDER.index(labels[pid]))
-    comparison, ranking = judge(ordered)
-    best = int(comparison.get("best_idea_index", 1))
+    try:
+        comparison, ranking = judge(ordered)
+        best = int(comparison.get("best_idea_index", 1))
+    except Exception:  # noqa: BLE001 - the reference catches everything here
+        return None
     index_list = ref_parse_index_list(str(ranking.get("index_list", "") or ""))
     return {"best_match": int(best == 1), "rank_match": int(index_list == [1, 2, 3, 4]),
             "lcs": ref_lcs(index_list, [1, 2, 3, 4]) / 4.0}
@@ -216,8 +220,10 @@ def seeded_groups(seed):
             continue
         ranking = rng.sample(papers, 4)
         item = {"id": record["query"]["paper_id"], "best": ranking[0], "ranking": ranking}
-        if roll < 0.25:
+        if roll < 0.2:
             del item["best"]  # best from the ranking (strict) / the default (reference)
+        elif roll < 0.25:
+            item |= {"best": "", "ranking": rng.choice(["", []])}  # an empty answer
         elif roll < 0.35:
             item["ranking"] = ranking[:2] + ["nope"]  # malformed ranking
         elif roll < 0.4:
@@ -239,9 +245,11 @@ def group_judge(predictions):
         def judge(ordered):
             item = answers.get(str(main))
             if item is None:
-                return {}, {}  # the modules' outputs without attributes: the defaults apply
+                raise RuntimeError("the model call failed")  # no prediction for this group
             comparison = {}
-            if item.get("best") is not None:
+            if isinstance(item.get("best"), str) and not item["best"].strip():
+                comparison["best_idea_index"] = item["best"]  # the model's empty answer, as the module passes it on
+            elif item.get("best") is not None:  # an absent best is an absent attribute: the module's default
                 best = str(item["best"])
                 comparison["best_idea_index"] = ordered.index(best) + 1 if best in ordered else 0
             ranking = item.get("ranking")
@@ -293,6 +301,29 @@ def test_groups_reference_on_the_real_sample_file(innoeval_sample):
                    for g in gold]
     report = innoeval.score_groups(gold, predictions)
     assert report.reference.metrics == ref_run_groups(gold, group_judge(predictions))
+
+
+def four_tier_group(query):
+    tiers = ["oral", "spotlight", "poster", "reject"]
+    return {"query": {"paper_id": f"{query}-oral", "decision": "Accept (Oral)"}, "query_category": "oral",
+            "matches": {t: {"paper_internal_id": f"{query}-{t}", "category": t} for t in tiers[1:]}}
+
+
+def test_groups_reference_leaves_out_a_missing_row_and_fills_an_absent_answer():
+    gold = [four_tier_group(q) for q in ("g1", "g2", "g3", "g4", "g5")]
+    worst_first = ["g1-reject", "g1-poster", "g1-spotlight", "g1-oral"]
+    predictions = [{"id": "g1-oral", "best": "g1-reject", "ranking": worst_first},  # answered, all wrong
+                   {"id": "g2-oral", "ranking": []},  # best and ranking absent: the modules' defaults (gold)
+                   {"id": "g3-oral", "best": "", "ranking": ""},  # empty best: int("") raises, left out
+                   {"id": "g4-oral", "best": "g4-oral", "ranking": "g4-oral, g4-poster"}]  # g5: no row
+    report = innoeval.score_groups(gold, predictions)
+    expected = ref_run_groups(gold, group_judge(predictions))
+    assert report.reference.metrics == expected == {"best_acc": 2 / 3, "rank_acc": 2 / 3, "rank_lcs": (0.25 + 2) / 3}
+    assert report.reference.n == 3
+    assert {key: report.reference.counts[key] for key in ("dropped_missing", "dropped_empty_best", "filled_best",
+                                                          "filled_ranking")} == \
+        {"dropped_missing": 1, "dropped_empty_best": 1, "filled_best": 1, "filled_ranking": 2}
+    assert report.strict.n == 5 and report.strict.metrics["best_accuracy"] == 1 / 5  # strict: unchanged rule
 
 
 # ============================================================================================= InnoEval pairs
