@@ -434,7 +434,8 @@ def reference_points(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Ma
             total += 1
             matched += label == predicted
     return reference_block(
-        source=f"{REFERENCE}@{INNOEVAL_COMMIT} innoeval/pipeline/batch_pipeline.py evaluate_accuracy (with normalize_decision)",
+        source=f"{REFERENCE}@{INNOEVAL_COMMIT} innoeval/pipeline/batch_pipeline.py evaluate_accuracy "
+               "(with normalize_decision)",
         rule="every gold line is evaluated (a repeated paper counts each time); a paper without a prediction "
              "(a failed pipeline) is left out; a decision is read as an exact label or the first of oral, "
              "spotlight, poster, reject found inside the text (so \"highlight\" and plain \"Accept\" read as "

@@ -16,6 +16,7 @@ import math
 import random
 import re
 import statistics
+import warnings
 
 import numpy as np
 import pytest
@@ -32,6 +33,16 @@ SEEDS = range(6)
 def none_for_nan(metrics: dict) -> dict:
     return {key: (None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value))
             for key, value in metrics.items()}
+
+
+def assert_same_numbers(actual: dict, expected: dict, rel: float = 1e-9) -> None:
+    """The same keys, None in the same places, and numbers equal to `rel` relative (issue 21's 1e-9)."""
+    assert actual.keys() == expected.keys()
+    for key, value in expected.items():
+        if value is None:
+            assert actual[key] is None, key
+        else:
+            assert actual[key] == pytest.approx(value, rel=rel, abs=0), key
 
 
 def first_copy(predictions, key="id"):
@@ -427,16 +438,17 @@ def test_pairs_reference_and_strict(seed):
 
 
 # ===================================================================================================== SIQA
-# commusim/SIQA-Eval eval/eval_pipeline.py: evaluate_SIQA_U, evaluate_SIQA_S (over the merged prediction file)
+# commusim/SIQA-Eval eval/eval_pipeline.py at ce6e7f9: evaluate_SIQA_U, evaluate_SIQA_S (over the merged prediction
+# file); the SIQA-U weighting of 97281e2 (and of the SIQA Competition leaderboard) beside it
 
 MODEL = "The_Best_IQA"
 
 
 def ref_siqa_u(predicted_data, model_name):
-    correct = {"yes/no": 0, "what": 0, "how": 0}
-    total = {"yes/no": 0, "what": 0, "how": 0}
+    correct = {"yes-or-no": 0, "what": 0, "how": 0}
+    total = {"yes-or-no": 0, "what": 0, "how": 0}
     for item in predicted_data:
-        kind = item.get("type", "")
+        kind = item.get("type", "").strip().lower()
         if kind not in total:
             continue
         truth = item["answer"].strip().upper()
@@ -444,8 +456,14 @@ def ref_siqa_u(predicted_data, model_name):
         total[kind] += 1
         correct[kind] += truth == predicted
     accuracy = {kind: correct[kind] / total[kind] if total[kind] > 0 else 0.0 for kind in total}
-    return {"ACC_yes/no": accuracy["yes/no"], "ACC_what": accuracy["what"], "ACC_how": accuracy["how"],
-            "SIQA_U_Score": 0.2 * accuracy["yes/no"] + 0.3 * accuracy["what"] + 0.5 * accuracy["how"]}
+    valid = [value for kind, value in accuracy.items() if total[kind] > 0]
+    return {"ACC_yes-or-no": accuracy["yes-or-no"], "ACC_what": accuracy["what"], "ACC_how": accuracy["how"],
+            "SIQA_U_Score": sum(valid) / len(valid) if valid else 0.0}
+
+
+def ref_siqa_u_weighted(accuracy):
+    """The SIQA-U score of 97281e2 and of the leaderboard, from the per-type accuracies."""
+    return 0.2 * accuracy["ACC_yes-or-no"] + 0.3 * accuracy["ACC_what"] + 0.5 * accuracy["ACC_how"]
 
 
 def ref_siqa_s(predicted_data, model_name):
@@ -468,6 +486,17 @@ def ref_siqa_s(predicted_data, model_name):
             "SIQA_S_Score": (score_p + score_k) / 2}
 
 
+def ref_level(logits):
+    """What the reference's score head holds for five logits: the softmax expectation, nan propagating."""
+    if not isinstance(logits, list) or len(logits) != 5 or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in logits):
+        return None
+    z = np.asarray(logits, dtype=float)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(z - z.max())
+        return float((e / e.sum()) @ np.arange(1, 6))
+
+
 def seeded_siqa_u(seed):
     rng = random.Random(seed)
     gold = []
@@ -475,7 +504,7 @@ def seeded_siqa_u(seed):
         n_choices = rng.choice([2, 4])
         gold.append({"id": i if rng.random() < 0.3 else f"q{i}", "answer": rng.choice("AB" if n_choices == 2
                                                                                        else "ABCD"),
-                     "type": rng.choice(["yes-or-no", "what", "how", "Yes/No", None]),
+                     "type": rng.choice(["yes-or-no", "what", "how", "Yes/No", " How", "YES-OR-NO", None]),
                      "choices": [f"c{k}" for k in range(n_choices)]})
     predictions = []
     for record in gold:
@@ -495,15 +524,16 @@ def test_siqa_u_reference_and_strict(seed):
     gold, predictions = seeded_siqa_u(seed)
     report = siqa.score_understanding(gold, predictions)
     answers = first_copy(predictions)
-    types = {"yes-or-no": "yes/no", "what": "what", "how": "how"}
     merged = []
     for record in gold:
-        item = {"answer": record["answer"], "type": types.get(siqa.normalise_type(record["type"]) or "", "")}
+        item = {"answer": record["answer"], "type": record["type"] if isinstance(record["type"], str) else ""}
         if str(record["id"]) in answers:
             value = answers[str(record["id"])]["prediction"]
             item[MODEL] = "" if value is None else str(value)
         merged.append(item)
-    assert report.reference.metrics == ref_siqa_u(merged, MODEL)
+    expected = ref_siqa_u(merged, MODEL)
+    expected["SIQA_U_Score_weighted"] = ref_siqa_u_weighted(expected)
+    assert_same_numbers(report.reference.metrics, expected)
     # strict: every gold item; a choice outside the item's own choices is wrong
     copies = {}
     for item in predictions:
@@ -533,6 +563,8 @@ def seeded_siqa_s(seed):
             item["knowledge"] = [1, 2, 3]  # malformed
         elif roll < 0.3:
             item["perception"] = ["1", "2", "3", "4", "5"]  # strings for numbers
+        elif roll < 0.33 and seed % 2:
+            item["perception"][rng.randrange(5)] = rng.choice([float("nan"), float("inf"), float("-inf")])
         predictions.append(item)
         if roll > 0.9:
             predictions.append(dict(item, perception=[0, 0, 0, 0, 9]))
@@ -548,9 +580,12 @@ def test_siqa_s_reference_and_strict(seed):
     for record in gold:
         item = {"perception_rating": record.get("perception"), "knowledge_rating": record.get("knowledge")}
         if record["id"] in answers:
-            item[MODEL] = {d: expected_level(answers[record["id"]].get(d)) for d in ("perception", "knowledge")}
+            item[MODEL] = {d: ref_level(answers[record["id"]].get(d)) for d in ("perception", "knowledge")}
         merged.append(item)
-    assert report.reference.metrics == none_for_nan(ref_siqa_s(merged, MODEL))
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = none_for_nan(ref_siqa_s(merged, MODEL))
+    assert_same_numbers(report.reference.metrics, expected)
     # strict: SRCC over the items with one consistent, valid prediction (the correlation cannot count misses)
     copies = {}
     for item in predictions:
@@ -566,6 +601,44 @@ def test_siqa_s_reference_and_strict(seed):
     assert report.strict.metrics["perception.srcc"] == pytest.approx(
         spearmanr([t for t, _ in pairs], [p for _, p in pairs]).statistic, abs=1e-12)
     assert report.counts["perception.n_scored"] == len(pairs)
+
+
+def test_siqa_u_reference_score_is_the_mean_of_the_type_accuracies():
+    kinds = ["yes-or-no", "yes-or-no", "what", "how", "how", "how", "how", "Yes/No"]
+    gold = [{"id": f"q{i}", "answer": "A", "type": kind} for i, kind in enumerate(kinds)]
+    answers = ["A", "B", "A", "A", "B", "B", "B", "A"]
+    report = siqa.score_understanding(gold, [{"id": f"q{i}", "prediction": a} for i, a in enumerate(answers)])
+    block = report.reference
+    assert block.metrics == {"ACC_yes-or-no": 0.5, "ACC_what": 1.0, "ACC_how": 0.25,
+                             "SIQA_U_Score": (0.5 + 1.0 + 0.25) / 3,
+                             "SIQA_U_Score_weighted": 0.2 * 0.5 + 0.3 * 1.0 + 0.5 * 0.25}
+    assert block.counts["skipped_untyped"] == 1 and block.n == 7  # "Yes/No" is not a type of the reference
+    assert "commusim/SIQA-Eval@ce6e7f9f2744ed91a51a663ec082d6b1c3d4922d" in block.source
+    # a type without questions is left out of the mean (and still printed as 0.0)
+    only_how = siqa.score_understanding(gold[3:7], [{"id": f"q{i}", "prediction": "A"} for i in range(3, 7)])
+    assert only_how.reference.metrics["SIQA_U_Score"] == 1.0 and only_how.reference.metrics["ACC_what"] == 0.0
+    assert report.strict.metrics["accuracy"] == 4 / 8  # strict: unchanged
+
+
+def test_siqa_s_reference_keeps_an_item_with_a_nan_level_and_prints_null():
+    rng = random.Random(7)
+    gold = [{"id": f"s{i}", "perception": float(i % 5 + 1), "knowledge": rng.uniform(1, 5)} for i in range(20)]
+    predictions = [{"id": record["id"], "perception": [rng.uniform(-2, 2) for _ in range(5)],
+                    "knowledge": [rng.uniform(-2, 2) for _ in range(5)]} for record in gold]
+    predictions[3]["perception"][2] = float("nan")
+    report = siqa.score_scoring(gold, predictions)
+    block = report.reference
+    assert block.n == 20 and block.counts["nan_level_kept.perception"] == 1 and block.counts["dropped_incomplete"] == 0
+    assert {key: block.metrics[key] for key in ("Perceptual_SRCC", "Perceptual_PLCC", "Perceptual_Score",
+                                                "SIQA_S_Score")} == dict.fromkeys(
+        ("Perceptual_SRCC", "Perceptual_PLCC", "Perceptual_Score", "SIQA_S_Score"))
+    knowledge = [ref_level(item["knowledge"]) for item in predictions]  # all 20 items, the nan one included
+    truth = [record["knowledge"] for record in gold]
+    assert block.metrics["Knowledge_SRCC"] == pytest.approx(spearmanr(truth, knowledge)[0], rel=1e-9, abs=0)
+    assert block.metrics["Knowledge_PLCC"] == pytest.approx(pearsonr(truth, knowledge)[0], rel=1e-9, abs=0)
+    # strict: unchanged, the item is invalid in perception only
+    assert report.counts["perception.n_scored"] == 19 and report.counts["knowledge.n_scored"] == 20
+    assert report.strict.metrics["score"] is not None
 
 
 # ================================================================================================= ReviewMT
