@@ -22,7 +22,9 @@ import numpy as np
 import pytest
 from scipy.stats import bootstrap, pearsonr, spearmanr
 from sklearn.metrics import f1_score
+from typer.testing import CliRunner
 
+from service.cli import app as cli_app
 from service.metrics import innoeval, novelty, reviewmt, siqa
 from service.metrics.novelty import TIE, read_pairwise_gold, read_verdict
 from service.metrics.siqa import expected_level, parse_choice
@@ -688,7 +690,7 @@ def ref_process_files(files, total):
 
 REVIEWS = ["Summary ... Score: 6", "score: 8/10, strong", "Rating: 3", "score: 11", "Overall, score: about 7",
            "no score here", {"text": "Score: 5"}, 7, "SCORE: 2"]
-PAPER_DECISIONS = ["Accept", "reject", "We recommend acceptance", "not accepted", "accept or reject", "", 1]
+PAPER_DECISIONS = ["Accept", "reject", "We recommend acceptance", "not accepted", "accept or reject", "", None, 1]
 
 
 def seeded_reviewmt(seed):
@@ -725,12 +727,12 @@ def review_transcript(record, item):
     roles = ["reviewer"] * shown
     gts = [f"review ... score: {score}" for score in record["scores"][:shown]]
     prs = [str(t) for t in text[:shown]]
-    if item.get("decision") is not None:
+    if "decision" in item:  # the model answered the decision turn; null (an empty CSV cell) is its empty reply
         decision = reviewmt.parse_decision(record["decision"]) or reviewmt.parse_decision(
             f"decision: {record['decision']}")
         roles.append("decision maker"), gts.append(f"final decision: {decision}")
-        prs.append(str(item["decision"]))
-    if not reviews and item.get("decision") is None:
+        prs.append("" if item["decision"] is None else str(item["decision"]))
+    if not reviews and "decision" not in item:
         prs = []
     elif not prs:  # reviews beyond the gold's count only: the reference still has the paper's replies
         prs = [""]
@@ -766,6 +768,34 @@ def test_reviewmt_reference_and_strict(seed):
     assert report.strict.metrics["decision.accuracy"] == statistics.fmean(decided)
     assert report.counts["invalid_reviews"] == sum(1 for p in first_copy(predictions).values()
                                                    if isinstance(p.get("reviews"), str))
+
+
+def test_reviewmt_reference_reads_an_empty_decision_as_a_reply_in_csv_and_jsonl(tmp_path, write_jsonl):
+    gold = [{"id": f"r{i}", "decision": "accept" if i % 2 else "reject", "scores": [5]} for i in range(20)]
+    rows = [{"id": f"r{i}", "summary": "s", "decision": "accept" if i % 2 else "reject"} for i in range(20)]
+    for i in (3, 8, 12):
+        rows[i]["decision"] = ""  # the model's empty reply; r3 has no other output either
+    rows[3]["summary"] = ""
+    gold_path = write_jsonl(tmp_path / "gold.jsonl", gold)
+    csv_path = tmp_path / "pred.csv"
+    csv_path.write_text("id,summary,decision\n" + "".join(f"{r['id']},{r['summary']},{r['decision']}\n"
+                                                           for r in rows), encoding="utf-8")
+    blocks = []
+    for path in (csv_path, write_jsonl(tmp_path / "pred.jsonl", rows)):
+        result = CliRunner().invoke(cli_app, ["metrics", "reviewmt", "--gold", str(gold_path), "--pred", str(path),
+                                              "--json"])
+        assert result.exit_code == 0, result.output
+        blocks.append(json.loads(result.stdout)["reference"])
+    assert blocks[0]["metrics"] == blocks[1]["metrics"]
+    # With no review turn at all the reference's review_hit_rate divides by zero (None here), so its paper and
+    # decision rates are checked on the same transcripts with one scored review added to every paper.
+    files = [review_transcript(record, dict(row, reviews=["score: 5"])) for record, row in zip(gold, rows)]
+    expected = ref_process_files(files, total=len(gold))
+    assert blocks[0]["metrics"]["review_hit_rate"] is None
+    assert blocks[0]["metrics"]["paper_hit_rate"] == expected["paper_hit_rate"] == 1.0
+    assert blocks[0]["metrics"]["decision_hit_rate"] == expected["decision_hit_rate"] == 17 / 20
+    assert blocks[0]["counts"]["empty_decisions"] == 3 and blocks[0]["counts"]["missed_papers"] == 0
+    assert "chengtan9907/ReviewMT@586e27bbdcd7459a001e38ead52b18a6af801664" in blocks[0]["source"]
 
 
 # ================================================================================================= novelty
