@@ -85,11 +85,11 @@ def score_points(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mappin
         if paper not in alignment.matched:
             y_pred.append(None)
             continue
-        index, item = alignment.matched[paper]
-        label = parse_decision(item.get("prediction"))
-        if label is None:
+        _, item = alignment.matched[paper]
+        predicted = parse_decision(item.get("prediction"))
+        if predicted is None:
             invalid.append(paper)
-        y_pred.append(label)
+        y_pred.append(predicted)
 
     metrics: dict[str, float | None] = {}
     details: dict[str, Any] = {}
@@ -209,23 +209,26 @@ def score_groups(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mappin
     best_from_ranking = 0
     for query_id, group in groups.items():
         if query_id not in alignment.matched:
-            best_hits.append(0.0), lis_scores.append(0.0), exact_hits.append(0.0)
+            best_hits.append(0.0)
+            lis_scores.append(0.0)
+            exact_hits.append(0.0)
             continue
         _, item = alignment.matched[query_id]
         ranking = item.get("ranking")
         valid_ranking = (isinstance(ranking, list) and all(isinstance(p, str) for p in ranking)
                          and len(ranking) == group.size and set(ranking) == set(group.order))
+        ranked: list[str] | None = ranking if valid_ranking else None
         best = item.get("best")
         if best is None and isinstance(ranking, list) and ranking:
             best = ranking[0]
             best_from_ranking += 1
         if best not in group.order:
             invalid_best.append(query_id)
-        if not valid_ranking:
+        if ranked is None:
             invalid_ranking.append(query_id)
         best_hits.append(float(best == group.order[0]))
-        lis_scores.append(lis_match(group.order, ranking) if valid_ranking else 0.0)
-        exact_hits.append(float(valid_ranking and tuple(ranking) == group.order))
+        lis_scores.append(lis_match(group.order, ranked) if ranked is not None else 0.0)
+        exact_hits.append(float(ranked is not None and tuple(ranked) == group.order))
 
     sizes = [group.size for group in groups.values()]
     invalid_any = set(invalid_best) | set(invalid_ranking)
@@ -303,7 +306,8 @@ def read_pairs(gold: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Pair], list
             raise MetricsInputError("paper_a and paper_b are the same paper", source="gold", index=index)
         winner = a if tier_a > tier_b else b if tier_b > tier_a else None
         key = pair_key(a, b)
-        pair = Pair(tuple(sorted((a, b))), winner, _difficulty(record.get("difficulty")))
+        first, second = sorted((a, b))
+        pair = Pair((first, second), winner, _difficulty(record.get("difficulty")))
         if key in pairs or key in conflicts:
             # group_id is not unique among pairs and the same two papers can come back under another group_id.
             duplicates.append(key)
@@ -361,7 +365,7 @@ def score_pairs(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping
         hits.setdefault("all", []).append(float(correct))
         hits.setdefault(pair.difficulty, []).append(float(correct))
 
-    metrics = {"accuracy": fmean(hits["all"])}
+    metrics: dict[str, float | None] = {"accuracy": fmean(hits["all"])}
     metrics |= {f"accuracy.{level}": fmean(values) for level, values in sorted(hits.items()) if level != "all"}
     missing_scored = [key for key in alignment.missing if key in scored]
     return make_report(
@@ -412,7 +416,7 @@ def reference_decision(value: Any) -> str | None:
     return next((tier for tier in _REFERENCE_TIERS if tier in text), None)
 
 
-def reference_points(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]):
+def reference_points(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]) -> ReferenceBlock:
     """batch_pipeline.evaluate_accuracy: accuracy over the papers where both decisions read."""
     answers = first_copies(_prediction_ids(predictions))
     total = matched = missing = bad_prediction = bad_gold = no_id = 0
@@ -465,7 +469,8 @@ def _reference_group(record: Mapping[str, Any]) -> tuple[str, list[str]] | None:
             members.append((str(paper), str(label).lower()))
     if len(members) != 3:
         return None
-    query = record.get("query") if isinstance(record.get("query"), Mapping) else {}
+    raw_query = record.get("query")
+    query: Mapping[str, Any] = raw_query if isinstance(raw_query, Mapping) else {}
     main = record.get("paper_id") or record.get("paperId") or query.get("paper_id")
     labels = [label for _, label in members]
     main_label = next((tier for tier in _REFERENCE_TIERS if tier not in labels), None)  # query's label inferred
@@ -570,7 +575,7 @@ def reference_pair_pick(item: Mapping[str, Any], a: str, b: str) -> str:
     return a if text.upper() == "A" else b
 
 
-def reference_pairs(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]):
+def reference_pairs(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]) -> ReferenceBlock:
     """pair_evaluation.run_pair_evaluation: accuracy over the pairs with an answer, ties as A."""
     keyed = []
     for index, item in enumerate(predictions):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
@@ -16,7 +16,7 @@ from scipy.stats import bootstrap
 from service.metrics.classification import accuracy_and_macro_f1
 from service.metrics.parsing import (Alignment, MetricsInputError, align, check_records, first_copies, get_id,
                                      get_path)
-from service.metrics.report import Report, listed, make_report, reference_block
+from service.metrics.report import ReferenceBlock, Report, listed, make_report, reference_block
 
 BENCHMARK = "novelty"
 TIE = "<tie>"
@@ -132,7 +132,7 @@ def _pairwise_metrics(pairs: Mapping[str, GoldPair], run: PairwiseRun) -> tuple[
             "accuracy_without_ties": fmean(s == 1.0 for s in untied) if untied else None}, len(untied)
 
 
-def _settings(pairs: Mapping[str, Any], setting_of) -> dict[str, list[str]]:
+def _settings(pairs: Mapping[str, Any], setting_of: Callable[[Any], str | None]) -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     for key, item in pairs.items():
         setting = setting_of(item)
@@ -237,7 +237,7 @@ def score_pointwise(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Map
 
 
 def _mean_difference(before: np.ndarray, after: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.mean(after - before, axis=axis)
+    return np.asarray(np.mean(after - before, axis=axis))
 
 
 def paired_bootstrap(before: np.ndarray, after: np.ndarray, *, n_boot: int = 2000, seed: int = 0,
@@ -364,7 +364,7 @@ def _reference_accuracies(scored: Sequence[tuple[float, float]]) -> dict[str, fl
             "accuracy_without_ties": correct / (total - ties) if total - ties > 0 else 0.0}
 
 
-def reference_pairwise(pairs: Mapping[str, GoldPair], predictions: Sequence[Mapping[str, Any]]):
+def reference_pairwise(pairs: Mapping[str, GoldPair], predictions: Sequence[Mapping[str, Any]]) -> ReferenceBlock:
     """metrics.calculate_pairwise_accuracy: ties 0.5, over the comparisons that exist."""
     scored, missing, unreadable = _reference_verdicts(pairs, predictions, source="predictions")
     ties = int(sum(tie for _, tie in scored.values()))
@@ -382,7 +382,8 @@ def reference_pairwise(pairs: Mapping[str, GoldPair], predictions: Sequence[Mapp
                   "unreadable_read_as_tie": "invalid verdicts the strict block counts wrong: a tie here"})
 
 
-def reference_pointwise(truth: Mapping[str, str], keyed: Sequence[tuple[str, Mapping[str, Any]]]):
+def reference_pointwise(truth: Mapping[str, str],
+                        keyed: Sequence[tuple[str, Mapping[str, Any]]]) -> ReferenceBlock:
     """metrics.compute_pointwise_metrics: binary counts over the items with a 0/1 prediction."""
     answers = first_copies(keyed)
     tp = tn = fp = fn = missing = unreadable = 0
@@ -421,13 +422,14 @@ def reference_pointwise(truth: Mapping[str, str], keyed: Sequence[tuple[str, Map
                   "dropped_unreadable": "verdicts that are not novel / not novel: skipped (strict: wrong)"})
 
 
-def _delta_with_ties(before_correct, before_tie, after_correct, after_tie):
+def _delta_with_ties(before_correct: np.ndarray, before_tie: np.ndarray, after_correct: np.ndarray,
+                     after_tie: np.ndarray) -> float:
     """The change in accuracy with ties (after - before), as the reference's paired statistic computes it."""
-    return np.mean(after_correct + 0.5 * after_tie) - np.mean(before_correct + 0.5 * before_tie)
+    return float(np.mean(after_correct + 0.5 * after_tie) - np.mean(before_correct + 0.5 * before_tie))
 
 
 def reference_audit(pairs: Mapping[str, GoldPair], before: Sequence[Mapping[str, Any]],
-                    after: Sequence[Mapping[str, Any]], *, n_boot: int, seed: int):
+                    after: Sequence[Mapping[str, Any]], *, n_boot: int, seed: int) -> ReferenceBlock:
     """analysis/stats_one_pass.py: paired BCa bootstrap of the accuracy change over the pairs both runs scored."""
     scored_before, missing_before, unreadable_before = _reference_verdicts(pairs, before, source="predictions")
     scored_after, missing_after, unreadable_after = _reference_verdicts(pairs, after,

@@ -299,7 +299,8 @@ def reference_reviews(keyed: Sequence[tuple[str, Mapping[str, Any]]], truth: Rev
             absent += 1  # no prediction file: skipped, not a miss
             continue
         item = answers[paper]
-        reviews = item.get("reviews") if isinstance(item.get("reviews"), list) else []
+        raw_reviews = item.get("reviews")
+        reviews: list[Any] = raw_reviews if isinstance(raw_reviews, list) else []
         # The decision turn is there whenever the record has the field: "" (an empty answer, also an empty CSV
         # cell, which the reader gives as None) is a reply the reference reads, not a missing one.
         replies = [*reviews, *([item["decision"]] if "decision" in item else [])]

@@ -364,7 +364,8 @@ def reference_scoring(truth: Mapping[str, Mapping[str, float]],
     if n == 0:
         metrics = {"SIQA_S_Score": 0.0, "Perceptual_Score": 0.0, "Factual_Score": 0.0}
     elif n == 1:  # pearsonr raises on one item: the reference prints nothing
-        metrics = {name: None for names_of in names.values() for name in names_of} | {"SIQA_S_Score": None}
+        for name in [*(name for names_of in names.values() for name in names_of), "SIQA_S_Score"]:
+            metrics[name] = None
     else:
         scores = []
         for dimension, (srcc_name, plcc_name, score_name) in names.items():
