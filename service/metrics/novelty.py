@@ -332,6 +332,8 @@ def audit_pairwise(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapp
 # ---------------------------------------------------------------------- reference (noy-sternlicht/novelty-eval)
 
 REFERENCE = "noy-sternlicht/novelty-eval"
+# The commit whose metric and bootstrap code the reference blocks reproduce.
+NOVELTY_COMMIT = "7159b2853ee4c8e1a7bd6a067898455f852dfc73"
 _FIRST_COPY = "a prediction id given more than once is read from its first copy"
 
 
@@ -369,7 +371,7 @@ def reference_pairwise(pairs: Mapping[str, GoldPair], predictions: Sequence[Mapp
     scored, missing, unreadable = _reference_verdicts(pairs, predictions, source="predictions")
     ties = int(sum(tie for _, tie in scored.values()))
     return reference_block(
-        source=f"{REFERENCE} src/novelty_eval/metrics.py calculate_pairwise_accuracy",
+        source=f"{REFERENCE}@{NOVELTY_COMMIT} src/novelty_eval/metrics.py calculate_pairwise_accuracy",
         rule="only comparisons that exist are scored: a pair without a prediction is left out; an unreadable "
              "verdict (or one for other ideas) is the judge's tie code and scores 0.5 (with ties), 0 (strict) "
              "and is left out of accuracy_without_ties; every accuracy is 0.0 when its denominator is empty; "
@@ -409,7 +411,7 @@ def reference_pointwise(truth: Mapping[str, str],
     f1_pos = 2 * p_pos * r_pos / (p_pos + r_pos) if p_pos + r_pos else 0.0
     f1_neg = 2 * p_neg * r_neg / (p_neg + r_neg) if p_neg + r_neg else 0.0
     return reference_block(
-        source=f"{REFERENCE} src/novelty_eval/metrics.py compute_pointwise_metrics",
+        source=f"{REFERENCE}@{NOVELTY_COMMIT} src/novelty_eval/metrics.py compute_pointwise_metrics",
         rule="an item without a prediction, or whose verdict reads as neither novel nor not novel (the judge's "
              "None), is skipped; novel is the positive class; every ratio is 0.0 when its denominator is "
              "empty; " + _FIRST_COPY,
@@ -451,7 +453,8 @@ def reference_audit(pairs: Mapping[str, GoldPair], before: Sequence[Mapping[str,
         metrics |= {"delta_accuracy_with_ties.ci_low": float(result.confidence_interval.low),
                     "delta_accuracy_with_ties.ci_high": float(result.confidence_interval.high)}
     return reference_block(
-        source=f"{REFERENCE} src/novelty_eval/analysis/stats_one_pass.py compute_bootstrap_results_pairwise_all",
+        source=f"{REFERENCE}@{NOVELTY_COMMIT} src/novelty_eval/analysis/stats_one_pass.py "
+               "compute_bootstrap_results_pairwise_all",
         rule="the two runs are compared over the gold pairs both of them scored (a pair missing from either "
              "run is left out); unreadable verdicts are ties, as in the reference's pairwise accuracy; the "
              "interval is scipy.stats.bootstrap(paired=True, method='BCa', 95%, two-sided) of the change in "

@@ -976,3 +976,14 @@ def test_novelty_audit_reference_bca_and_strict(seed):
                                                                                   abs=1e-15)
     assert report.strict.metrics["accuracy_difference.ci95_high"] == pytest.approx(np.percentile(means, 97.5),
                                                                                    abs=1e-15)
+
+
+def test_every_reference_block_names_the_commit_it_reproduces():
+    runs = [innoeval.score_points(*seeded_points(0)), innoeval.score_groups(*seeded_groups(0)),
+            innoeval.score_pairs(*seeded_pairs(0)), siqa.score_understanding(*seeded_siqa_u(0)),
+            siqa.score_scoring(*seeded_siqa_s(0)), reviewmt.score_reviews(*seeded_reviewmt(0))]
+    gold, before, after = seeded_novelty_pairs(0)
+    runs += [novelty.score_pairwise(gold, before), novelty.audit_pairwise(gold, before, predictions_after=after,
+                                                                          n_boot=50)]
+    for report in runs:
+        assert re.match(r"[\w.-]+/[\w.-]+@[0-9a-f]{40} \S+\.py ", report.reference.source), report.reference.source
