@@ -446,39 +446,44 @@ def reference_points(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Ma
              "nothing and the paper is left out, and a non-text prediction is read as its text); accuracy = "
              f"matched / evaluable, 0.0 when nothing is evaluable; {_FIRST_COPY}",
         n=total, metrics={"accuracy": matched / total if total else 0.0},
-        counts={"gold_lines": len(gold), "evaluable": total, "matched": matched, "dropped_missing": missing,
-                "dropped_unreadable_prediction": bad_prediction, "dropped_unreadable_gold": bad_gold,
-                "skipped_gold_without_id": no_id},
-        counting={"dropped_missing": "gold lines without a prediction: left out of the denominator",
+        counts={"gold_lines": len(gold), "num_items": len(gold) - no_id, "evaluable": total, "matched": matched,
+                "dropped_missing": missing, "dropped_unreadable_prediction": bad_prediction,
+                "dropped_unreadable_gold": bad_gold, "skipped_gold_without_id": no_id},
+        counting={"num_items": "the reference's Num items: gold lines its loader keeps (those with an id)",
+                  "evaluable": "the reference's Evaluable (total_evaluable)",
+                  "matched": "the reference's Matched",
+                  "dropped_missing": "gold lines without a prediction: left out of the denominator",
                   "dropped_unreadable_prediction": "predictions no tier can be read from: left out",
                   "dropped_unreadable_gold": "gold decisions no tier can be read from (e.g. highlight): left out"})
 
 
-def _reference_group(record: Mapping[str, Any]) -> tuple[str, list[str]] | None:
-    """A gold group as the reference validates it: query id and paper ids in tier order, or None (skipped)."""
+def _reference_members(record: Mapping[str, Any]) -> list[tuple[str, str]] | None:
+    """parse_groups_from_dataset: the matches' (paper id, label), or None for an entry without three of them."""
     matches = record.get("matches")
-    if not isinstance(matches, Mapping):
-        return None
     members: list[tuple[str, str]] = []
-    for key, match in matches.items():
+    for key, match in (matches.items() if isinstance(matches, Mapping) else ()):
         if not isinstance(match, Mapping):
             continue
         paper = match.get("paper_internal_id") or match.get("paper_id") or match.get("id")
         label = match.get("category") or match.get("label") or match.get("tag") or key
         if paper:
             members.append((str(paper), str(label).lower()))
-    if len(members) != 3:
-        return None
+    return members if len(members) == 3 else None
+
+
+def _reference_group(record: Mapping[str, Any], members: list[tuple[str, str]]) -> tuple[str, list[str]] | None:
+    """validate_group_for_evaluation: the query id and the paper ids in tier order, or None (a skipped group)."""
     raw_query = record.get("query")
     query: Mapping[str, Any] = raw_query if isinstance(raw_query, Mapping) else {}
     main = record.get("paper_id") or record.get("paperId") or query.get("paper_id")
     labels = [label for _, label in members]
     main_label = next((tier for tier in _REFERENCE_TIERS if tier not in labels), None)  # query's label inferred
-    if main_label is None or any(label not in _REFERENCE_TIERS for label in labels):
+    if not main or main_label is None or any(label not in _REFERENCE_TIERS for label in labels):
         return None
-    by_label = dict([(label, paper) for paper, label in members] + [(main_label, str(main))])
-    if len(by_label) != 4:
+    by_paper = {str(main): main_label} | dict(members)  # a repeated paper keeps its last label, as there
+    if len(set(by_paper.values())) != 4:
         return None
+    by_label = {label: paper for paper, label in by_paper.items()}
     return str(main), [by_label[tier] for tier in _REFERENCE_TIERS]
 
 
@@ -504,13 +509,17 @@ def reference_index_list(ranking: Any, papers: Sequence[str]) -> tuple[list[int]
 def reference_groups(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]) -> ReferenceBlock:
     """group_evaluation.run_group_evaluation: best, exact rank and LCS over the groups it validates and answers."""
     answers = first_copies(_prediction_ids(predictions))
-    total = skipped = missing = empty_best = filled_best = filled_ranking = 0
+    total = unparsed = invalid = missing = empty_best = filled_best = filled_ranking = 0
     best_matches = rank_matches = 0
     lcs_total = 0.0
     for record in gold:
-        group = _reference_group(record)
+        members = _reference_members(record)
+        if members is None:
+            unparsed += 1
+            continue
+        group = _reference_group(record, members)
         if group is None:
-            skipped += 1
+            invalid += 1
             continue
         query, papers = group
         if query not in answers:
@@ -548,10 +557,17 @@ def reference_groups(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Ma
              "ranking is the gold order); a `best` outside the group is wrong; rank_lcs = LCS(predicted, gold "
              f"order) / 4; {_FIRST_COPY}; the reference raises when no group is usable (None here)",
         n=total, metrics=metrics,
-        counts={"gold_lines": len(gold), "evaluated": total, "skipped_groups": skipped, "dropped_missing": missing,
-                "dropped_empty_best": empty_best, "filled_best": filled_best, "filled_ranking": filled_ranking},
-        counting={"skipped_groups": "gold lines the reference's validation skips (not three matches, not the "
-                                    "four labels)",
+        counts={"gold_lines": len(gold), "not_parsed": unparsed, "evaluated": total,
+                "skipped_groups": invalid + missing + empty_best, "skipped_invalid": invalid,
+                "dropped_missing": missing, "dropped_empty_best": empty_best, "filled_best": filled_best,
+                "filled_ranking": filled_ranking},
+        counting={"not_parsed": "gold lines without exactly three matches: parse_groups_from_dataset drops them "
+                                "before counting (in neither evaluated nor skipped_groups)",
+                  "evaluated": "the reference's total_groups",
+                  "skipped_groups": "the reference's skipped_groups: skipped_invalid + dropped_missing + "
+                                    "dropped_empty_best",
+                  "skipped_invalid": "groups the reference's validation skips (not the four labels oral, "
+                                     "spotlight, poster, reject, e.g. a highlight group)",
                   "dropped_missing": "groups without a prediction (a failed call): left out of the denominator",
                   "dropped_empty_best": "predictions whose `best` is an empty string: the reference's int(\"\") "
                                         "raises and the group is left out",

@@ -73,6 +73,7 @@ def ref_normalize_decision(value):
 
 
 def ref_evaluate_accuracy(processed):
+    """The accuracy and the counts the reference prints (Num items, Evaluable, Matched)."""
     total = matched = 0
     for item, result in processed:
         if result is None:
@@ -82,7 +83,8 @@ def ref_evaluate_accuracy(processed):
             continue
         total += 1
         matched += label == predicted
-    return {"accuracy": matched / total if total else 0.0}
+    return {"accuracy": matched / total if total else 0.0, "num_items": len(processed), "evaluable": total,
+            "matched": matched}
 
 
 DECISIONS = ["Accept (Oral)", "Accept (Poster)", "Accept (Spotlight)", "Reject", "Accept (Highlight)"]
@@ -126,9 +128,12 @@ def test_points_reference_and_strict(seed):
     gold, predictions = seeded_points(seed)
     report = innoeval.score_points(gold, predictions)
     answers = first_copy(predictions)
+    loaded = [record for record in gold if record.get("paper_id") or record.get("id")]  # load_dataset's filter
     processed = [(record, None if str(record["paper_id"]) not in answers else
-                  {"final_decision": answers[str(record["paper_id"])]["prediction"]}) for record in gold]
-    assert report.reference.metrics == ref_evaluate_accuracy(processed)
+                  {"final_decision": answers[str(record["paper_id"])]["prediction"]}) for record in loaded]
+    expected = ref_evaluate_accuracy(processed)
+    assert report.reference.metrics == {"accuracy": expected.pop("accuracy")}
+    assert {key: report.reference.counts[key] for key in expected} == expected
     accuracy, n = strict_points(gold, predictions)
     assert (report.strict.metrics["full.accuracy"], report.strict.n) == (pytest.approx(accuracy, abs=0), n)
     assert report.reference.counts["dropped_missing"] > 0 and report.counts["missing"] > 0
@@ -208,20 +213,30 @@ def ref_run_groups(data, judge_for):
     done = [r for r in results if r is not None]
     if not done:
         raise RuntimeError("No groups were processed successfully.")
-    return {"best_acc": sum(r["best_match"] for r in done) / len(done),
+    return {"total_groups": len(done), "skipped_groups": len(results) - len(done),
+            "best_acc": sum(r["best_match"] for r in done) / len(done),
             "rank_acc": sum(r["rank_match"] for r in done) / len(done),
             "rank_lcs": sum(r["lcs"] for r in done) / len(done)}
+
+
+def assert_groups_block(block, expected):
+    """The reference's printed numbers: its metrics, total_groups and skipped_groups."""
+    assert block.metrics == {key: expected[key] for key in ("best_acc", "rank_acc", "rank_lcs")}
+    assert (block.counts["evaluated"], block.counts["skipped_groups"]) == (expected["total_groups"],
+                                                                           expected["skipped_groups"])
 
 
 def seeded_groups(seed):
     rng = random.Random(seed)
     gold = []
     for g in range(24):
-        tiers = rng.choice([["oral", "spotlight", "poster", "reject"]] * 4 + [["highlight", "oral", "poster",
-                                                                                  "reject"]])
+        tiers = rng.choice([["oral", "spotlight", "poster", "reject"]] * 4
+                           + [["highlight", "oral", "poster", "reject"], ["oral", "highlight", "poster", "reject"]])
         ids = [f"g{g}-{t}" for t in tiers]
         query_tier = tiers[0]
         matches = {t: {"paper_internal_id": pid, "category": t} for t, pid in zip(tiers[1:], ids[1:])}
+        if g % 9 == 8:
+            matches.pop(tiers[-1])  # two matches: a three-paper group (strict), not read at all (reference)
         gold.append({"query": {"paper_id": ids[0], "decision": f"Accept ({query_tier.title()})"},
                      "query_category": query_tier, "matches": matches})
     gold.append(dict(gold[0]))  # the real groups file repeats a group
@@ -231,7 +246,7 @@ def seeded_groups(seed):
         roll = rng.random()
         if roll < 0.15:
             continue
-        ranking = rng.sample(papers, 4)
+        ranking = rng.sample(papers, len(papers))
         item = {"id": record["query"]["paper_id"], "best": ranking[0], "ranking": ranking}
         if roll < 0.2:
             del item["best"]  # best from the ranking (strict) / the default (reference)
@@ -280,7 +295,7 @@ def strict_groups(gold, predictions):
     for record in gold:
         members = [(record["query"]["paper_id"], tier[record["query_category"]])] + \
                   [(m["paper_internal_id"], tier[m["category"]]) for m in record["matches"].values()]
-        if len({t for _, t in members}) == 4:
+        if len({t for _, t in members}) == len(members):
             groups[record["query"]["paper_id"]] = max(members, key=lambda m: m[1])[0]
     copies = {}
     for item in predictions:
@@ -302,7 +317,7 @@ def strict_groups(gold, predictions):
 def test_groups_reference_and_strict(seed):
     gold, predictions = seeded_groups(seed)
     report = innoeval.score_groups(gold, predictions)
-    assert report.reference.metrics == ref_run_groups(gold, group_judge(predictions))
+    assert_groups_block(report.reference, ref_run_groups(gold, group_judge(predictions)))
     accuracy, n = strict_groups(gold, predictions)
     assert (report.strict.metrics["best_accuracy"], report.strict.n) == (accuracy, n)
 
@@ -313,7 +328,7 @@ def test_groups_reference_on_the_real_sample_file(innoeval_sample):
     predictions = [{"id": g["query"]["paper_id"], "ranking": [m["paper_internal_id"] for m in g["matches"].values()]}
                    for g in gold]
     report = innoeval.score_groups(gold, predictions)
-    assert report.reference.metrics == ref_run_groups(gold, group_judge(predictions))
+    assert_groups_block(report.reference, ref_run_groups(gold, group_judge(predictions)))
 
 
 def four_tier_group(query):
@@ -331,7 +346,9 @@ def test_groups_reference_leaves_out_a_missing_row_and_fills_an_absent_answer():
                    {"id": "g4-oral", "best": "g4-oral", "ranking": "g4-oral, g4-poster"}]  # g5: no row
     report = innoeval.score_groups(gold, predictions)
     expected = ref_run_groups(gold, group_judge(predictions))
-    assert report.reference.metrics == expected == {"best_acc": 2 / 3, "rank_acc": 2 / 3, "rank_lcs": (0.25 + 2) / 3}
+    assert_groups_block(report.reference, expected)
+    assert expected == {"total_groups": 3, "skipped_groups": 2, "best_acc": 2 / 3, "rank_acc": 2 / 3,
+                        "rank_lcs": (0.25 + 2) / 3}
     assert report.reference.n == 3
     assert {key: report.reference.counts[key] for key in ("dropped_missing", "dropped_empty_best", "filled_best",
                                                           "filled_ranking")} == \
