@@ -1,11 +1,12 @@
 """Every report's `reference` block against a transcription of that benchmark's own metric code.
 
-Each `ref_*` function below was written here from reading the reference repository's metric function, in that
-code's own data shapes (a pipeline result per paper, a merged prediction file, a conversation transcript, a
-comparisons dict). An adapter turns this project's gold and prediction files into those shapes, following only the
-conventions the reference block documents (first copy of a repeated id, a missing prediction is the reference's
-"no answer", A/B read in the prediction's own order). On seeded files with missing, malformed, repeated and
-integer-typed predictions the block must equal the transcription exactly, and `strict` must equal an independent
+Each `ref_*` function below was written here from reading the reference repository's metric function at the commit
+the block's `source` names, in that code's own data shapes (a pipeline result per paper, a merged prediction file, a
+conversation transcript, a comparisons dict). An adapter turns this project's gold and prediction files into those
+shapes, following only the conventions the reference block documents (first copy of a repeated id, a missing
+prediction is the reference's failed call, A/B read in the prediction's own order). On seeded files with missing,
+empty, malformed, repeated, non-finite and integer-typed predictions the block must equal the transcription
+(exactly, or to 1e-9 relative where the level is computed another way), and `strict` must equal an independent
 computation of the project's rule (every gold item in the denominator, failures wrong).
 """
 
