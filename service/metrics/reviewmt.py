@@ -171,6 +171,7 @@ class StrictTally:
                 self.score_truth.append(gold.ratings.get(paper, float("nan")))
 
     def add(self, paper: str, item: Mapping[str, Any] | None, gold: ReviewGold) -> None:
+        """One gold paper with its usable prediction (None when it has none, or conflicting copies)."""
         self.y_true.append(gold.decisions[paper])
         if item is None:
             self.y_pred.append(None)

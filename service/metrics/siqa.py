@@ -269,7 +269,7 @@ def score_scoring(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mappi
 REFERENCE = "commusim/SIQA-Eval"
 # The commit whose eval/eval_pipeline.py the reference blocks reproduce (SIQA-U score = mean of the type accuracies).
 SIQA_COMMIT = "ce6e7f9f2744ed91a51a663ec082d6b1c3d4922d"
-# The commit before it scored SIQA-U with these weights, as the SIQA Competition leaderboard still does.
+# An earlier commit scored SIQA-U with TYPE_WEIGHTS, as the SIQA Competition leaderboard still does.
 SIQA_WEIGHTED_COMMIT = "97281e207837bc6d5d26c8ae1af364156fce9353"
 _SOURCE = f"{REFERENCE}@{SIQA_COMMIT} eval/eval_pipeline.py"
 
@@ -310,8 +310,8 @@ def reference_understanding(gold: Sequence[Mapping[str, Any]],
              "read as its text and a type that is not text as no type (the reference would raise); a type "
              "without questions has ACC 0.0; SIQA_U_Score is the plain mean of the accuracies of the types "
              "that have questions (0.0 when none has); SIQA_U_Score_weighted is 0.2 ACC_yes-or-no + 0.3 "
-             f"ACC_what + 0.5 ACC_how, the score of the reference before {SIQA_COMMIT[:7]} "
-             f"({SIQA_WEIGHTED_COMMIT[:7]}) and of the SIQA Competition leaderboard; no check against the "
+             f"ACC_what + 0.5 ACC_how, the score of the reference's earlier commit {SIQA_WEIGHTED_COMMIT[:7]} "
+             "and of the SIQA Competition leaderboard; no check against the "
              "item's `choices`; a prediction id given more than once is read from its first copy",
         n=sum(total.values()), metrics=metrics,
         counts={"gold_items": len(gold), "evaluated": sum(total.values()), "skipped_untyped": untyped,
