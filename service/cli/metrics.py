@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -19,7 +19,7 @@ app = typer.Typer(help="Metrics of neighbouring benchmarks (InnoEval, SIQA, Revi
                   no_args_is_help=True, pretty_exceptions_enable=False)
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     # The message quotes the user's data, which may look like console markup ("[/]").
     Console(stderr=True, highlight=False).print(f"[bold red]error:[/] {escape(message)}", markup=True,
                                                 soft_wrap=True)

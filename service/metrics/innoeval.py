@@ -12,7 +12,7 @@ from typing import Any
 from service.metrics.classification import accuracy_and_macro_f1, confusion
 from service.metrics.parsing import MetricsInputError, align, check_records, first_copies, get_id, get_path
 from service.metrics.ranking import lis_match, lis_match_chance
-from service.metrics.report import Report, listed, make_report, reference_block
+from service.metrics.report import ReferenceBlock, Report, listed, make_report, reference_block
 
 BENCHMARK = "innoeval"
 LABELS = ("reject", "poster", "spotlight", "oral", "highlight")
@@ -85,11 +85,11 @@ def score_points(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mappin
         if paper not in alignment.matched:
             y_pred.append(None)
             continue
-        index, item = alignment.matched[paper]
-        label = parse_decision(item.get("prediction"))
-        if label is None:
+        _, item = alignment.matched[paper]
+        predicted = parse_decision(item.get("prediction"))
+        if predicted is None:
             invalid.append(paper)
-        y_pred.append(label)
+        y_pred.append(predicted)
 
     metrics: dict[str, float | None] = {}
     details: dict[str, Any] = {}
@@ -209,23 +209,26 @@ def score_groups(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mappin
     best_from_ranking = 0
     for query_id, group in groups.items():
         if query_id not in alignment.matched:
-            best_hits.append(0.0), lis_scores.append(0.0), exact_hits.append(0.0)
+            best_hits.append(0.0)
+            lis_scores.append(0.0)
+            exact_hits.append(0.0)
             continue
         _, item = alignment.matched[query_id]
         ranking = item.get("ranking")
         valid_ranking = (isinstance(ranking, list) and all(isinstance(p, str) for p in ranking)
                          and len(ranking) == group.size and set(ranking) == set(group.order))
+        ranked: list[str] | None = ranking if valid_ranking else None
         best = item.get("best")
         if best is None and isinstance(ranking, list) and ranking:
             best = ranking[0]
             best_from_ranking += 1
         if best not in group.order:
             invalid_best.append(query_id)
-        if not valid_ranking:
+        if ranked is None:
             invalid_ranking.append(query_id)
         best_hits.append(float(best == group.order[0]))
-        lis_scores.append(lis_match(group.order, ranking) if valid_ranking else 0.0)
-        exact_hits.append(float(valid_ranking and tuple(ranking) == group.order))
+        lis_scores.append(lis_match(group.order, ranked) if ranked is not None else 0.0)
+        exact_hits.append(float(ranked is not None and tuple(ranked) == group.order))
 
     sizes = [group.size for group in groups.values()]
     invalid_any = set(invalid_best) | set(invalid_ranking)
@@ -303,7 +306,8 @@ def read_pairs(gold: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Pair], list
             raise MetricsInputError("paper_a and paper_b are the same paper", source="gold", index=index)
         winner = a if tier_a > tier_b else b if tier_b > tier_a else None
         key = pair_key(a, b)
-        pair = Pair(tuple(sorted((a, b))), winner, _difficulty(record.get("difficulty")))
+        first, second = sorted((a, b))
+        pair = Pair((first, second), winner, _difficulty(record.get("difficulty")))
         if key in pairs or key in conflicts:
             # group_id is not unique among pairs and the same two papers can come back under another group_id.
             duplicates.append(key)
@@ -361,7 +365,7 @@ def score_pairs(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping
         hits.setdefault("all", []).append(float(correct))
         hits.setdefault(pair.difficulty, []).append(float(correct))
 
-    metrics = {"accuracy": fmean(hits["all"])}
+    metrics: dict[str, float | None] = {"accuracy": fmean(hits["all"])}
     metrics |= {f"accuracy.{level}": fmean(values) for level, values in sorted(hits.items()) if level != "all"}
     missing_scored = [key for key in alignment.missing if key in scored]
     return make_report(
@@ -393,6 +397,8 @@ def score_pairs(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping
 # ------------------------------------------------------------------------------ reference (zjunlp/InnoEval)
 
 REFERENCE = "zjunlp/InnoEval"
+# The commit whose evaluation code the reference blocks reproduce.
+INNOEVAL_COMMIT = "273d7a67e83e3ae45acf17e030912cec76f40a98"
 _REFERENCE_TIERS = ("oral", "spotlight", "poster", "reject")  # the reference's label_order, best first
 _EXACT_DECISIONS = {"accept (oral)": "oral", "oral": "oral", "accept (spotlight)": "spotlight",
                     "spotlight": "spotlight", "accept (poster)": "poster", "poster": "poster", "reject": "reject",
@@ -410,7 +416,7 @@ def reference_decision(value: Any) -> str | None:
     return next((tier for tier in _REFERENCE_TIERS if tier in text), None)
 
 
-def reference_points(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]):
+def reference_points(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]) -> ReferenceBlock:
     """batch_pipeline.evaluate_accuracy: accuracy over the papers where both decisions read."""
     answers = first_copies(_prediction_ids(predictions))
     total = matched = missing = bad_prediction = bad_gold = no_id = 0
@@ -432,45 +438,52 @@ def reference_points(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Ma
             total += 1
             matched += label == predicted
     return reference_block(
-        source=f"{REFERENCE} innoeval/pipeline/batch_pipeline.py evaluate_accuracy (with normalize_decision)",
+        source=f"{REFERENCE}@{INNOEVAL_COMMIT} innoeval/pipeline/batch_pipeline.py evaluate_accuracy "
+               "(with normalize_decision)",
         rule="every gold line is evaluated (a repeated paper counts each time); a paper without a prediction "
              "(a failed pipeline) is left out; a decision is read as an exact label or the first of oral, "
              "spotlight, poster, reject found inside the text (so \"highlight\" and plain \"Accept\" read as "
              "nothing and the paper is left out, and a non-text prediction is read as its text); accuracy = "
              f"matched / evaluable, 0.0 when nothing is evaluable; {_FIRST_COPY}",
         n=total, metrics={"accuracy": matched / total if total else 0.0},
-        counts={"gold_lines": len(gold), "evaluable": total, "matched": matched, "dropped_missing": missing,
-                "dropped_unreadable_prediction": bad_prediction, "dropped_unreadable_gold": bad_gold,
-                "skipped_gold_without_id": no_id},
-        counting={"dropped_missing": "gold lines without a prediction: left out of the denominator",
+        counts={"gold_lines": len(gold), "num_items": len(gold) - no_id, "evaluable": total, "matched": matched,
+                "dropped_missing": missing, "dropped_unreadable_prediction": bad_prediction,
+                "dropped_unreadable_gold": bad_gold, "skipped_gold_without_id": no_id},
+        counting={"num_items": "the reference's Num items: gold lines its loader keeps (those with an id)",
+                  "evaluable": "the reference's Evaluable (total_evaluable)",
+                  "matched": "the reference's Matched",
+                  "dropped_missing": "gold lines without a prediction: left out of the denominator",
                   "dropped_unreadable_prediction": "predictions no tier can be read from: left out",
                   "dropped_unreadable_gold": "gold decisions no tier can be read from (e.g. highlight): left out"})
 
 
-def _reference_group(record: Mapping[str, Any]) -> tuple[str, list[str]] | None:
-    """A gold group as the reference validates it: query id and paper ids in tier order, or None (skipped)."""
+def _reference_members(record: Mapping[str, Any]) -> list[tuple[str, str]] | None:
+    """parse_groups_from_dataset: the matches' (paper id, label), or None for an entry without three of them."""
     matches = record.get("matches")
-    if not isinstance(matches, Mapping):
-        return None
     members: list[tuple[str, str]] = []
-    for key, match in matches.items():
+    for key, match in (matches.items() if isinstance(matches, Mapping) else ()):
         if not isinstance(match, Mapping):
             continue
         paper = match.get("paper_internal_id") or match.get("paper_id") or match.get("id")
         label = match.get("category") or match.get("label") or match.get("tag") or key
         if paper:
             members.append((str(paper), str(label).lower()))
-    if len(members) != 3:
-        return None
-    query = record.get("query") if isinstance(record.get("query"), Mapping) else {}
+    return members if len(members) == 3 else None
+
+
+def _reference_group(record: Mapping[str, Any], members: list[tuple[str, str]]) -> tuple[str, list[str]] | None:
+    """validate_group_for_evaluation: the query id and the paper ids in tier order, or None (a skipped group)."""
+    raw_query = record.get("query")
+    query: Mapping[str, Any] = raw_query if isinstance(raw_query, Mapping) else {}
     main = record.get("paper_id") or record.get("paperId") or query.get("paper_id")
     labels = [label for _, label in members]
     main_label = next((tier for tier in _REFERENCE_TIERS if tier not in labels), None)  # query's label inferred
-    if main_label is None or any(label not in _REFERENCE_TIERS for label in labels):
+    if not main or main_label is None or any(label not in _REFERENCE_TIERS for label in labels):
         return None
-    by_label = dict([(label, paper) for paper, label in members] + [(main_label, str(main))])
-    if len(by_label) != 4:
+    by_paper = {str(main): main_label} | dict(members)  # a repeated paper keeps its last label, as there
+    if len(set(by_paper.values())) != 4:
         return None
+    by_label = {label: paper for paper, label in by_paper.items()}
     return str(main), [by_label[tier] for tier in _REFERENCE_TIERS]
 
 
@@ -493,29 +506,37 @@ def reference_index_list(ranking: Any, papers: Sequence[str]) -> tuple[list[int]
     return seen + filled, bool(filled)
 
 
-def reference_groups(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]):
-    """group_evaluation.run_group_evaluation: best, exact rank and LCS over the groups it validates."""
+def reference_groups(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]) -> ReferenceBlock:
+    """group_evaluation.run_group_evaluation: best, exact rank and LCS over the groups it validates and answers."""
     answers = first_copies(_prediction_ids(predictions))
-    total = skipped = filled_missing = filled_best = filled_ranking = 0
+    total = unparsed = invalid = missing = empty_best = filled_best = filled_ranking = 0
     best_matches = rank_matches = 0
     lcs_total = 0.0
     for record in gold:
-        group = _reference_group(record)
+        members = _reference_members(record)
+        if members is None:
+            unparsed += 1
+            continue
+        group = _reference_group(record, members)
         if group is None:
-            skipped += 1
+            invalid += 1
             continue
         query, papers = group
-        present = query in answers
-        item = answers[query] if present else {}
-        filled_missing += not present
+        if query not in answers:
+            missing += 1  # the reference's call failed: process_single_group returns None and the group is skipped
+            continue
+        item = answers[query]
         best = item.get("best")
+        if isinstance(best, str) and not best.strip():
+            empty_best += 1  # int("") raises inside process_single_group, which then returns None
+            continue
         if best is None:
-            filled_best += present
-            best_index = 1  # the reference's default for an absent best_idea_index: the gold best
+            filled_best += 1
+            best_index = 1  # ComparisonModule's getattr default for an absent best_idea_index: the gold best
         else:
             best_index = papers.index(str(best)) + 1 if str(best) in papers else 0
         index_list, filled = reference_index_list(item.get("ranking"), papers)
-        filled_ranking += filled and present
+        filled_ranking += filled
         total += 1
         best_matches += best_index == 1
         rank_matches += index_list == [1, 2, 3, 4]
@@ -523,23 +544,34 @@ def reference_groups(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Ma
     metrics = ({"best_acc": best_matches / total, "rank_acc": rank_matches / total, "rank_lcs": lcs_total / total}
                if total else {"best_acc": None, "rank_acc": None, "rank_lcs": None})
     return reference_block(
-        source=f"{REFERENCE} innoeval/pipeline/group_evaluation.py run_group_evaluation / process_single_group",
+        source=f"{REFERENCE}@{INNOEVAL_COMMIT} innoeval/pipeline/group_evaluation.py run_group_evaluation / "
+               "process_single_group (with RankingModule._parse_index_list)",
         rule="a gold group is used only with exactly three matches and the four labels oral, spotlight, poster, "
              "reject (the query's label is inferred as the one its matches lack; highlight groups are skipped); "
-             "every gold line counts, repeats included; the reference presents the ideas in gold order and "
-             "defaults an absent answer to the gold one: a group without a prediction, or without `best`, gets "
-             "best = the gold best, and a ranking is read as its known paper ids once each with the missing "
-             "ones appended in gold order (an absent ranking is the gold order); a `best` outside the group is "
-             "wrong; rank_lcs = LCS(predicted, gold order) / 4; "
-             f"{_FIRST_COPY}; the reference raises when no group is usable (None here)",
+             "every gold line counts, repeats included; a group without a prediction is what the reference "
+             "gets when its model call fails: process_single_group returns None and the group is left out; "
+             "the ideas are presented in gold order, so a prediction without `best` (absent or null) gets "
+             "the module's default best_idea_index 1, the gold best, while a `best` that is an empty string "
+             "makes the reference's int(\"\") raise and the group is left out; a ranking is read as its "
+             "known paper ids once each with the missing ones appended in gold order (an absent or empty "
+             "ranking is the gold order); a `best` outside the group is wrong; rank_lcs = LCS(predicted, gold "
+             f"order) / 4; {_FIRST_COPY}; the reference raises when no group is usable (None here)",
         n=total, metrics=metrics,
-        counts={"gold_lines": len(gold), "evaluated": total, "skipped_groups": skipped,
-                "filled_missing_prediction": filled_missing, "filled_best": filled_best,
+        counts={"gold_lines": len(gold), "not_parsed": unparsed, "evaluated": total,
+                "skipped_groups": invalid + missing + empty_best, "skipped_invalid": invalid,
+                "dropped_missing": missing, "dropped_empty_best": empty_best, "filled_best": filled_best,
                 "filled_ranking": filled_ranking},
-        counting={"skipped_groups": "gold lines the reference's validation skips (not three matches, not the "
-                                    "four labels)",
-                  "filled_missing_prediction": "groups without a prediction: scored as the gold answer",
-                  "filled_best": "predictions without `best`: best taken as the gold best",
+        counting={"not_parsed": "gold lines without exactly three matches: parse_groups_from_dataset drops them "
+                                "before counting (in neither evaluated nor skipped_groups)",
+                  "evaluated": "the reference's total_groups",
+                  "skipped_groups": "the reference's skipped_groups: skipped_invalid + dropped_missing + "
+                                    "dropped_empty_best",
+                  "skipped_invalid": "groups the reference's validation skips (not the four labels oral, "
+                                     "spotlight, poster, reject, e.g. a highlight group)",
+                  "dropped_missing": "groups without a prediction (a failed call): left out of the denominator",
+                  "dropped_empty_best": "predictions whose `best` is an empty string: the reference's int(\"\") "
+                                        "raises and the group is left out",
+                  "filled_best": "predictions without `best`: best taken as the gold best (index 1)",
                   "filled_ranking": "predicted rankings completed with the missing papers in gold order"})
 
 
@@ -559,7 +591,7 @@ def reference_pair_pick(item: Mapping[str, Any], a: str, b: str) -> str:
     return a if text.upper() == "A" else b
 
 
-def reference_pairs(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]):
+def reference_pairs(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]) -> ReferenceBlock:
     """pair_evaluation.run_pair_evaluation: accuracy over the pairs with an answer, ties as A."""
     keyed = []
     for index, item in enumerate(predictions):
@@ -591,7 +623,7 @@ def reference_pairs(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Map
     metrics |= {f"accuracy.{level}": fmean(hits) for level, hits in sorted(correct.items()) if level != "all"}
     total = len(correct.get("all", []))
     return reference_block(
-        source=f"{REFERENCE} innoeval/pipeline/pair_evaluation.py run_pair_evaluation (with "
+        source=f"{REFERENCE}@{INNOEVAL_COMMIT} innoeval/pipeline/pair_evaluation.py run_pair_evaluation (with "
                "determine_better_paper and PairComparisonModule's answer normalisation)",
         rule="every gold line counts, repeats included; a pair without a prediction (a failed comparison) is "
              "left out; the gold winner is the higher of oral 4, spotlight 3, poster 2, reject 1 found in the "

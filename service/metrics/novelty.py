@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
@@ -16,7 +16,7 @@ from scipy.stats import bootstrap
 from service.metrics.classification import accuracy_and_macro_f1
 from service.metrics.parsing import (Alignment, MetricsInputError, align, check_records, first_copies, get_id,
                                      get_path)
-from service.metrics.report import Report, listed, make_report, reference_block
+from service.metrics.report import ReferenceBlock, Report, listed, make_report, reference_block
 
 BENCHMARK = "novelty"
 TIE = "<tie>"
@@ -132,7 +132,7 @@ def _pairwise_metrics(pairs: Mapping[str, GoldPair], run: PairwiseRun) -> tuple[
             "accuracy_without_ties": fmean(s == 1.0 for s in untied) if untied else None}, len(untied)
 
 
-def _settings(pairs: Mapping[str, Any], setting_of) -> dict[str, list[str]]:
+def _settings(pairs: Mapping[str, Any], setting_of: Callable[[Any], str | None]) -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     for key, item in pairs.items():
         setting = setting_of(item)
@@ -237,7 +237,7 @@ def score_pointwise(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Map
 
 
 def _mean_difference(before: np.ndarray, after: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.mean(after - before, axis=axis)
+    return np.asarray(np.mean(after - before, axis=axis))
 
 
 def paired_bootstrap(before: np.ndarray, after: np.ndarray, *, n_boot: int = 2000, seed: int = 0,
@@ -332,6 +332,8 @@ def audit_pairwise(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapp
 # ---------------------------------------------------------------------- reference (noy-sternlicht/novelty-eval)
 
 REFERENCE = "noy-sternlicht/novelty-eval"
+# The commit whose metric and bootstrap code the reference blocks reproduce.
+NOVELTY_COMMIT = "7159b2853ee4c8e1a7bd6a067898455f852dfc73"
 _FIRST_COPY = "a prediction id given more than once is read from its first copy"
 
 
@@ -364,12 +366,12 @@ def _reference_accuracies(scored: Sequence[tuple[float, float]]) -> dict[str, fl
             "accuracy_without_ties": correct / (total - ties) if total - ties > 0 else 0.0}
 
 
-def reference_pairwise(pairs: Mapping[str, GoldPair], predictions: Sequence[Mapping[str, Any]]):
+def reference_pairwise(pairs: Mapping[str, GoldPair], predictions: Sequence[Mapping[str, Any]]) -> ReferenceBlock:
     """metrics.calculate_pairwise_accuracy: ties 0.5, over the comparisons that exist."""
     scored, missing, unreadable = _reference_verdicts(pairs, predictions, source="predictions")
     ties = int(sum(tie for _, tie in scored.values()))
     return reference_block(
-        source=f"{REFERENCE} src/novelty_eval/metrics.py calculate_pairwise_accuracy",
+        source=f"{REFERENCE}@{NOVELTY_COMMIT} src/novelty_eval/metrics.py calculate_pairwise_accuracy",
         rule="only comparisons that exist are scored: a pair without a prediction is left out; an unreadable "
              "verdict (or one for other ideas) is the judge's tie code and scores 0.5 (with ties), 0 (strict) "
              "and is left out of accuracy_without_ties; every accuracy is 0.0 when its denominator is empty; "
@@ -382,7 +384,8 @@ def reference_pairwise(pairs: Mapping[str, GoldPair], predictions: Sequence[Mapp
                   "unreadable_read_as_tie": "invalid verdicts the strict block counts wrong: a tie here"})
 
 
-def reference_pointwise(truth: Mapping[str, str], keyed: Sequence[tuple[str, Mapping[str, Any]]]):
+def reference_pointwise(truth: Mapping[str, str],
+                        keyed: Sequence[tuple[str, Mapping[str, Any]]]) -> ReferenceBlock:
     """metrics.compute_pointwise_metrics: binary counts over the items with a 0/1 prediction."""
     answers = first_copies(keyed)
     tp = tn = fp = fn = missing = unreadable = 0
@@ -408,7 +411,7 @@ def reference_pointwise(truth: Mapping[str, str], keyed: Sequence[tuple[str, Map
     f1_pos = 2 * p_pos * r_pos / (p_pos + r_pos) if p_pos + r_pos else 0.0
     f1_neg = 2 * p_neg * r_neg / (p_neg + r_neg) if p_neg + r_neg else 0.0
     return reference_block(
-        source=f"{REFERENCE} src/novelty_eval/metrics.py compute_pointwise_metrics",
+        source=f"{REFERENCE}@{NOVELTY_COMMIT} src/novelty_eval/metrics.py compute_pointwise_metrics",
         rule="an item without a prediction, or whose verdict reads as neither novel nor not novel (the judge's "
              "None), is skipped; novel is the positive class; every ratio is 0.0 when its denominator is "
              "empty; " + _FIRST_COPY,
@@ -421,13 +424,14 @@ def reference_pointwise(truth: Mapping[str, str], keyed: Sequence[tuple[str, Map
                   "dropped_unreadable": "verdicts that are not novel / not novel: skipped (strict: wrong)"})
 
 
-def _delta_with_ties(before_correct, before_tie, after_correct, after_tie):
+def _delta_with_ties(before_correct: np.ndarray, before_tie: np.ndarray, after_correct: np.ndarray,
+                     after_tie: np.ndarray) -> float:
     """The change in accuracy with ties (after - before), as the reference's paired statistic computes it."""
-    return np.mean(after_correct + 0.5 * after_tie) - np.mean(before_correct + 0.5 * before_tie)
+    return float(np.mean(after_correct + 0.5 * after_tie) - np.mean(before_correct + 0.5 * before_tie))
 
 
 def reference_audit(pairs: Mapping[str, GoldPair], before: Sequence[Mapping[str, Any]],
-                    after: Sequence[Mapping[str, Any]], *, n_boot: int, seed: int):
+                    after: Sequence[Mapping[str, Any]], *, n_boot: int, seed: int) -> ReferenceBlock:
     """analysis/stats_one_pass.py: paired BCa bootstrap of the accuracy change over the pairs both runs scored."""
     scored_before, missing_before, unreadable_before = _reference_verdicts(pairs, before, source="predictions")
     scored_after, missing_after, unreadable_after = _reference_verdicts(pairs, after,
@@ -449,7 +453,8 @@ def reference_audit(pairs: Mapping[str, GoldPair], before: Sequence[Mapping[str,
         metrics |= {"delta_accuracy_with_ties.ci_low": float(result.confidence_interval.low),
                     "delta_accuracy_with_ties.ci_high": float(result.confidence_interval.high)}
     return reference_block(
-        source=f"{REFERENCE} src/novelty_eval/analysis/stats_one_pass.py compute_bootstrap_results_pairwise_all",
+        source=f"{REFERENCE}@{NOVELTY_COMMIT} src/novelty_eval/analysis/stats_one_pass.py "
+               "compute_bootstrap_results_pairwise_all",
         rule="the two runs are compared over the gold pairs both of them scored (a pair missing from either "
              "run is left out); unreadable verdicts are ties, as in the reference's pairwise accuracy; the "
              "interval is scipy.stats.bootstrap(paired=True, method='BCa', 95%, two-sided) of the change in "

@@ -83,9 +83,9 @@ def make_report(
     all_counts = {key: 0 for key in STANDARD_COUNTS} | counts
     all_counting = dict(STANDARD_COUNTING) | (counting or {})
     clean = clean_metrics(metrics)
-    return Report(benchmark=benchmark, task=task, n=n, metrics=clean, strict=StrictBlock(n=n, metrics=clean),
-                  reference=reference, counts=all_counts, counting=all_counting, chance=chance or {},
-                  details=details or {}, notes=notes or [])
+    return Report(benchmark=benchmark, task=task, compat="strict", n=n, metrics=clean,
+                  strict=StrictBlock(n=n, metrics=clean), reference=reference, counts=all_counts,
+                  counting=all_counting, chance=chance or {}, details=details or {}, notes=notes or [])
 
 
 def clean_metrics(metrics: dict[str, Any]) -> dict[str, float | None]:

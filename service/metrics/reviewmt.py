@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
@@ -13,7 +14,7 @@ from sklearn.metrics import f1_score, mean_absolute_error
 
 from service.metrics.classification import accuracy_and_macro_f1, confusion, positive_f1
 from service.metrics.parsing import MetricsInputError, align, check_records, first_copies, get_id, get_path
-from service.metrics.report import Report, listed, make_report, reference_block
+from service.metrics.report import ReferenceBlock, Report, listed, make_report, reference_block
 
 BENCHMARK = "reviewmt"
 DECISIONS = ("accept", "reject")
@@ -101,120 +102,151 @@ def _review_text(review: Any) -> Any:
     return review
 
 
-def score_reviews(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]) -> Report:
-    """Paper, review and decision hit rates; score MAE over parsed reviews; decision F1 and macro-F1."""
-    gold = check_records(gold, source="gold")
-    predictions = check_records(predictions, source="predictions")
-    decisions: dict[str, str] = {}
-    ratings: dict[str, float] = {}
-    review_scores: dict[str, list[float]] = {}
+@dataclass
+class ReviewGold:
+    """The gold of each paper: its decision, its rating and its per-reviewer scores (either may be absent)."""
+
+    decisions: dict[str, str] = field(default_factory=dict)
+    ratings: dict[str, float] = field(default_factory=dict)
+    review_scores: dict[str, list[float]] = field(default_factory=dict)
+
+
+def read_gold(gold: Sequence[Mapping[str, Any]]) -> ReviewGold:
+    """The gold papers by id; a repeated id, an unreadable decision or a non-numeric score is an input error."""
+    result = ReviewGold()
     for index, record in enumerate(gold):
         paper = get_id(record, "id", source="gold", index=index)
-        if paper in decisions:
+        if paper in result.decisions:
             raise MetricsInputError(f"gold id {paper!r} is repeated", source="gold", index=index, field="id")
         raw = get_path(record, "decision", source="gold", index=index)
         decision = parse_decision(raw) or parse_decision(f"decision: {raw}")
         if decision is None:
             raise MetricsInputError(f"cannot read accept/reject from {raw!r}", source="gold", index=index,
                                     field="decision")
-        decisions[paper] = decision
+        result.decisions[paper] = decision
         rating = record.get("rating")
         if rating is not None:
-            ratings[paper] = _gold_number(rating, index=index, field="rating")
+            result.ratings[paper] = _gold_number(rating, index=index, field="rating")
         scores = record.get("scores")
         if scores is not None:
             if not isinstance(scores, list):
                 raise MetricsInputError(f"expected a list of numbers (one per reviewer), got {scores!r}",
                                         source="gold", index=index, field="scores")
-            review_scores[paper] = [_gold_number(value, index=index, field=f"scores[{i}]")
-                                    for i, value in enumerate(scores)]
-            if rating is None and review_scores[paper]:
-                ratings[paper] = fmean(review_scores[paper])
+            result.review_scores[paper] = [_gold_number(value, index=index, field=f"scores[{i}]")
+                                           for i, value in enumerate(scores)]
+            if rating is None and result.review_scores[paper]:
+                result.ratings[paper] = fmean(result.review_scores[paper])
+    return result
 
-    keyed = [(get_id(item, "id", source="predictions", index=i), item) for i, item in enumerate(predictions)]
-    alignment = align(list(decisions), keyed,
-                      answer=lambda item: repr((item.get("summary"), item.get("reviews"), item.get("decision"))))
-    summaries = 0
-    reviews_generated = 0
-    papers_without_reviews = 0
-    score_truth: list[float] = []
-    score_pred: list[float] = []
-    y_true: list[str] = []
-    y_pred: list[str | None] = []
-    invalid: list[str] = []
-    invalid_reviews: list[str] = []
-    reviews_without_gold = per_review = 0
-    for paper, decision in decisions.items():
-        y_true.append(decision)
-        if paper not in alignment.matched:
-            y_pred.append(None)
-            continue
-        item = alignment.matched[paper][1]
-        summary = item.get("summary")
-        summaries += isinstance(summary, str) and bool(summary.strip())
-        reviews = item.get("reviews")
-        if reviews is not None and not isinstance(reviews, list):
-            invalid_reviews.append(paper)
-        reviews = reviews if isinstance(reviews, list) else []
-        papers_without_reviews += not reviews
-        reviews_generated += len(reviews)
-        own = review_scores.get(paper)
+
+@dataclass
+class StrictTally:
+    """What the strict rules found in the predictions, paper by paper (gold order)."""
+
+    y_true: list[str] = field(default_factory=list)
+    y_pred: list[str | None] = field(default_factory=list)
+    summaries: int = 0
+    reviews_generated: int = 0
+    papers_without_reviews: int = 0
+    score_truth: list[float] = field(default_factory=list)  # nan for a review whose paper has no gold score
+    score_pred: list[float] = field(default_factory=list)
+    reviews_without_gold: int = 0
+    per_review: int = 0
+    invalid: list[str] = field(default_factory=list)
+    invalid_reviews: list[str] = field(default_factory=list)
+
+    def add_reviews(self, paper: str, reviews: list[Any], gold: ReviewGold) -> None:
+        """Each parsed review against its own reviewer's gold score, else against the paper's rating."""
+        own = gold.review_scores.get(paper)
         for position, review in enumerate(reviews):
             score = parse_score(_review_text(review))
             if score is None:
                 continue
-            score_pred.append(score)
-            if own:  # each review against its own reviewer's gold score
-                truth = own[position] if position < len(own) else float("nan")
-                reviews_without_gold += position >= len(own)
-                per_review += position < len(own)
+            self.score_pred.append(score)
+            if own:
+                self.score_truth.append(own[position] if position < len(own) else float("nan"))
+                self.reviews_without_gold += position >= len(own)
+                self.per_review += position < len(own)
             else:
-                truth = ratings.get(paper, float("nan"))
-            score_truth.append(truth)
+                self.score_truth.append(gold.ratings.get(paper, float("nan")))
+
+    def add(self, paper: str, item: Mapping[str, Any] | None, gold: ReviewGold) -> None:
+        """One gold paper with its usable prediction (None when it has none, or conflicting copies)."""
+        self.y_true.append(gold.decisions[paper])
+        if item is None:
+            self.y_pred.append(None)
+            return
+        summary = item.get("summary")
+        self.summaries += isinstance(summary, str) and bool(summary.strip())
+        reviews = item.get("reviews")
+        if reviews is not None and not isinstance(reviews, list):
+            self.invalid_reviews.append(paper)
+        reviews = reviews if isinstance(reviews, list) else []
+        self.papers_without_reviews += not reviews
+        self.reviews_generated += len(reviews)
+        self.add_reviews(paper, reviews, gold)
         predicted = parse_decision(item.get("decision"))
         if predicted is None:
-            invalid.append(paper)
-        y_pred.append(predicted)
+            self.invalid.append(paper)
+        self.y_pred.append(predicted)
 
-    n = len(decisions)
-    parsed_reviews = len(score_pred)
-    rated = [(t, p) for t, p in zip(score_truth, score_pred) if t == t]  # drop reviews of papers without rating
-    accuracy, macro_f1 = accuracy_and_macro_f1(y_true, y_pred, label_order=DECISIONS)
-    decided = sum(label is not None for label in y_pred)
-    metrics = {
-        "paper_hit_rate": summaries / n,
-        "review_hit_rate": parsed_reviews / reviews_generated if reviews_generated else None,
-        "decision_hit_rate": decided / n,
-        "score_mae": mean_absolute_error([t for t, _ in rated], [p for _, p in rated]) if rated else None,
-        "decision.accuracy": accuracy,
-        "decision.f1_accept": positive_f1(y_true, y_pred, positive="accept"),
-        "decision.macro_f1": macro_f1,
-    }
+    def metrics(self) -> dict[str, float | None]:
+        n = len(self.y_true)
+        rated = [(t, p) for t, p in zip(self.score_truth, self.score_pred) if t == t]  # t == t: not nan
+        accuracy, macro_f1 = accuracy_and_macro_f1(self.y_true, self.y_pred, label_order=DECISIONS)
+        return {
+            "paper_hit_rate": self.summaries / n,
+            "review_hit_rate": len(self.score_pred) / self.reviews_generated if self.reviews_generated else None,
+            "decision_hit_rate": sum(label is not None for label in self.y_pred) / n,
+            "score_mae": mean_absolute_error([t for t, _ in rated], [p for _, p in rated]) if rated else None,
+            "decision.accuracy": accuracy,
+            "decision.f1_accept": positive_f1(self.y_true, self.y_pred, positive="accept"),
+            "decision.macro_f1": macro_f1,
+        }
+
+    def counts(self) -> dict[str, int]:
+        return {"invalid": len(self.invalid), "summaries": self.summaries,
+                "reviews_generated": self.reviews_generated, "reviews_parsed": len(self.score_pred),
+                "reviews_scored": sum(t == t for t in self.score_truth),
+                "papers_without_reviews": self.papers_without_reviews,
+                "invalid_reviews": len(self.invalid_reviews), "reviews_scored_per_reviewer": self.per_review,
+                "reviews_without_gold": self.reviews_without_gold}
+
+
+COUNTING = {
+    "invalid": "prediction whose decision text gives no single decision: counted wrong. " + DECISION_RULE,
+    "paper_hit_rate": "papers with a non-empty summary / n (a missing paper is a miss)",
+    "review_hit_rate": "generated reviews with a parsable score / reviews_generated. " + SCORE_RULE,
+    "decision_hit_rate": "papers with a parsable decision / n",
+    "score_mae": "mean absolute error over the parsed reviews (n = reviews_scored): review i against the gold "
+                 "score of reviewer i (`scores`, reviews_scored_per_reviewer) when the gold gives per-review "
+                 "scores, else against the paper's `rating`; papers without gold scores add none",
+    "invalid_reviews": "predictions whose `reviews` is not a list (e.g. one string): read as no reviews, counted "
+                       "here and in papers_without_reviews",
+    "reviews_without_gold": "parsed reviews beyond the number of gold per-review scores: not in the MAE",
+    "decision.f1_accept": "F1 with accept as the positive class; a missing or invalid decision is not accept",
+    "decision.macro_f1": "unweighted mean of the F1 of accept and of reject",
+}
+
+
+def score_reviews(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]) -> Report:
+    """Paper, review and decision hit rates; score MAE over parsed reviews; decision F1 and macro-F1."""
+    gold = check_records(gold, source="gold")
+    predictions = check_records(predictions, source="predictions")
+    truth = read_gold(gold)
+    keyed = [(get_id(item, "id", source="predictions", index=i), item) for i, item in enumerate(predictions)]
+    alignment = align(list(truth.decisions), keyed,
+                      answer=lambda item: repr((item.get("summary"), item.get("reviews"), item.get("decision"))))
+    tally = StrictTally()
+    for paper in truth.decisions:
+        tally.add(paper, alignment.matched[paper][1] if paper in alignment.matched else None, truth)
     return make_report(
-        benchmark=BENCHMARK, task="review", n=n, metrics=metrics,
-        counts=alignment.counts() | {
-            "invalid": len(invalid), "summaries": summaries, "reviews_generated": reviews_generated,
-            "reviews_parsed": parsed_reviews, "reviews_scored": len(rated),
-            "papers_without_reviews": papers_without_reviews, "gold_rated_papers": len(ratings),
-            "invalid_reviews": len(invalid_reviews), "reviews_scored_per_reviewer": per_review,
-            "reviews_without_gold": reviews_without_gold},
-        reference=reference_reviews(gold, keyed, decisions, review_scores, ratings),
-        counting={
-            "invalid": "prediction whose decision text gives no single decision: counted wrong. " + DECISION_RULE,
-            "paper_hit_rate": "papers with a non-empty summary / n (a missing paper is a miss)",
-            "review_hit_rate": "generated reviews with a parsable score / reviews_generated. " + SCORE_RULE,
-            "decision_hit_rate": "papers with a parsable decision / n",
-            "score_mae": "mean absolute error over the parsed reviews (n = reviews_scored): review i against "
-                         "the gold score of reviewer i (`scores`, reviews_scored_per_reviewer) when the gold gives "
-                         "per-review scores, else against the paper's `rating`; papers without gold scores add none",
-            "invalid_reviews": "predictions whose `reviews` is not a list (e.g. one string): read as no reviews, "
-                               "counted here and in papers_without_reviews",
-            "reviews_without_gold": "parsed reviews beyond the number of gold per-review scores: not in the MAE",
-            "decision.f1_accept": "F1 with accept as the positive class; a missing or invalid decision is not accept",
-            "decision.macro_f1": "unweighted mean of the F1 of accept and of reject",
-        },
-        details={"decision.confusion": confusion(y_true, y_pred, label_order=DECISIONS),
-                 "invalid_ids": listed(invalid), "invalid_reviews_ids": listed(invalid_reviews),
+        benchmark=BENCHMARK, task="review", n=len(truth.decisions), metrics=tally.metrics(),
+        counts=alignment.counts() | tally.counts() | {"gold_rated_papers": len(truth.ratings)},
+        reference=reference_reviews(keyed, truth),
+        counting=COUNTING,
+        details={"decision.confusion": confusion(tally.y_true, tally.y_pred, label_order=DECISIONS),
+                 "invalid_ids": listed(tally.invalid), "invalid_reviews_ids": listed(tally.invalid_reviews),
                  "missing_ids": listed(alignment.missing),
                  "duplicate_ids": listed(alignment.duplicate), "unknown_ids": listed(alignment.unknown)},
     )
@@ -229,7 +261,9 @@ def _gold_number(value: Any, *, index: int, field: str) -> float:
 
 # ------------------------------------------------------------------------ reference (chengtan9907/ReviewMT)
 
-REFERENCE = "chengtan9907/ReviewMT src/module/metric_module.py process_files"
+REFERENCE = "chengtan9907/ReviewMT"
+# The commit whose src/module/metric_module.py the reference block reproduces.
+REVIEWMT_COMMIT = "586e27bbdcd7459a001e38ead52b18a6af801664"
 _REFERENCE_SCORE = re.compile(r"score: .{0,10}")
 
 
@@ -253,25 +287,29 @@ def reference_review_decision(decision: Any) -> int | None:
     return None if accepts == rejects else int(accepts > rejects)
 
 
-def reference_reviews(gold, keyed, decisions, review_scores, ratings):
+def reference_reviews(keyed: Sequence[tuple[str, Mapping[str, Any]]], truth: ReviewGold) -> ReferenceBlock:
     """process_files: hit rates over the reference's turns, per-review MAE, decision F1 over decided papers."""
     answers = first_copies(keyed)
     missed = total_reviews = missed_reviews = total_decisions = missed_decisions = 0
-    absent = reviews_gold_unreadable = 0
+    absent = reviews_gold_unreadable = empty_decisions = 0
     errors: list[float] = []
     gt_decisions: list[int] = []
     pr_decisions: list[int] = []
-    for paper, decision in decisions.items():
+    for paper, decision in truth.decisions.items():
         if paper not in answers:
             absent += 1  # no prediction file: skipped, not a miss
             continue
         item = answers[paper]
-        reviews = item.get("reviews") if isinstance(item.get("reviews"), list) else []
-        replies = [*reviews, *([item["decision"]] if item.get("decision") is not None else [])]
+        raw_reviews = item.get("reviews")
+        reviews: list[Any] = raw_reviews if isinstance(raw_reviews, list) else []
+        # The decision turn is there whenever the record has the field: "" (an empty answer, also an empty CSV
+        # cell, which the reader gives as None) is a reply the reference reads, not a missing one.
+        replies = [*reviews, *([item["decision"]] if "decision" in item else [])]
         if not replies:
             missed += 1
             continue
-        own = review_scores.get(paper) or ([ratings[paper]] * len(reviews) if paper in ratings else None)
+        own = truth.review_scores.get(paper) or (
+            [truth.ratings[paper]] * len(reviews) if paper in truth.ratings else None)
         # The reference pairs the i-th predicted review with the i-th gold review (zip: the shorter decides).
         for position, review in enumerate(reviews[: len(own)] if own is not None else reviews):
             total_reviews += 1
@@ -283,15 +321,16 @@ def reference_reviews(gold, keyed, decisions, review_scores, ratings):
                 missed_reviews += 1
             else:
                 errors.append(abs(own[position] - score))
-        if item.get("decision") is not None:
+        if "decision" in item:
             total_decisions += 1
+            empty_decisions += not _reference_text(item["decision"]).strip()
             predicted = reference_review_decision(item["decision"])
             if predicted is None:
                 missed_decisions += 1
             else:
                 gt_decisions.append(int(decision == "accept"))
                 pr_decisions.append(predicted)
-    n = len(decisions)
+    n = len(truth.decisions)
     f1 = float(f1_score(gt_decisions, pr_decisions, zero_division=0)) if gt_decisions else None
     metrics = {
         "paper_hit_rate": (n - missed) / n,
@@ -302,26 +341,31 @@ def reference_reviews(gold, keyed, decisions, review_scores, ratings):
         "decision_f1": f1,
     }
     return reference_block(
-        source=REFERENCE,
-        rule="total is the number of gold papers (the reference's `total`; one version hard-codes 81); a paper "
-             "without a prediction is skipped and is NOT a miss, a prediction with no review and no decision "
-             "is a miss (paper_hit_rate = (total - missed) / total); the i-th predicted review is compared "
-             "with the i-th gold per-review score, as far as the shorter list goes (a paper with only a "
-             "`rating` uses it for every review; a paper without gold scores counts its reviews as hits); a "
-             "review score is the first number within ten characters after \"score: \" (lower case), 1..10, "
-             "else a missed review; a decision counts \"accept\" against \"reject\" substrings (\"not accepted\" "
-             "and \"acceptance\" are accept), a draw is a missed decision and is left out of decision_f1 "
-             "(sklearn f1_score, accept positive); non-text answers are read as their text; rates the reference "
-             "would divide by zero are None; the review metrics assume an ICLR-style set (the reference prints "
-             "0.0 for other datasets); a prediction id given more than once is read from its first copy",
+        source=f"{REFERENCE}@{REVIEWMT_COMMIT} src/module/metric_module.py process_files",
+        rule="total is the number of gold papers (the reference's `total` argument; this commit sets it to 81, "
+             "the size of its own test set, so for another set give the gold of that set and read total as n); "
+             "a paper without a prediction is skipped and is NOT a miss, a prediction with no review and no "
+             "`decision` field is a miss (paper_hit_rate = (total - missed) / total); a `decision` field that "
+             "is empty (\"\", null, an empty CSV cell) is the model's empty reply: the paper is not missed and "
+             "its decision turn is a missed decision; the i-th predicted review is compared with the i-th gold "
+             "per-review score, as far as the shorter list goes (a paper with only a `rating` uses it for every "
+             "review; a paper without gold scores counts its reviews as hits); a review score is the first "
+             "number within ten characters after \"score: \" (lower case), 1..10, else a missed review; a "
+             "decision counts \"accept\" against \"reject\" substrings (\"not accepted\" and \"acceptance\" "
+             "are accept), a draw is a missed decision and is left out of decision_f1 (sklearn f1_score, "
+             "accept positive); non-text answers are read as their text; rates the reference would divide by "
+             "zero are None; the review metrics assume an ICLR-style set (the reference prints 0.0 for other "
+             "datasets); a prediction id given more than once is read from its first copy",
         n=len(gt_decisions), metrics=metrics,
         counts={"gold_papers": n, "skipped_without_prediction": absent, "missed_papers": missed,
                 "total_reviews": total_reviews, "missed_reviews": missed_reviews,
                 "reviews_without_gold_score": reviews_gold_unreadable, "reviews_scored": len(errors),
-                "total_decisions": total_decisions, "missed_decisions": missed_decisions,
-                "decided": len(gt_decisions)},
+                "total_decisions": total_decisions, "empty_decisions": empty_decisions,
+                "missed_decisions": missed_decisions, "decided": len(gt_decisions)},
         counting={"skipped_without_prediction": "gold papers without a prediction: neither hit nor miss",
-                  "missed_papers": "predictions with no review and no decision",
+                  "missed_papers": "predictions with no review and no `decision` field",
                   "total_reviews": "review turns compared (predicted reviews up to the gold's count)",
                   "reviews_without_gold_score": "review turns whose gold has no score: counted as hits",
+                  "empty_decisions": "decision turns with an empty reply (\"\", null, an empty CSV cell): "
+                                     "present, so the paper is not missed, and each is a missed decision",
                   "decided": "papers whose decision text has more of one word than the other: the F1's n"})

@@ -14,12 +14,12 @@ from scipy.special import softmax
 from scipy.stats import pearsonr, spearmanr
 
 from service.metrics.parsing import MetricsInputError, align, check_records, first_copies, get_id, get_path
-from service.metrics.report import Report, listed, make_report, reference_block
+from service.metrics.report import ReferenceBlock, Report, listed, make_report, reference_block
 
 BENCHMARK = "siqa"
 CHOICES = ("A", "B", "C", "D")
 QUESTION_TYPES = ("yes-or-no", "what", "how")
-# The leaderboard's weights of the per-type accuracies.
+# The SIQA Competition leaderboard's weights of the per-type accuracies.
 TYPE_WEIGHTS = {"yes-or-no": 0.2, "what": 0.3, "how": 0.5}
 LEVELS = ("bad", "poor", "fair", "good", "excellent")
 DIMENSIONS = ("perception", "knowledge")
@@ -266,20 +266,26 @@ def score_scoring(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mappi
 
 # ---------------------------------------------------------------------------- reference (commusim/SIQA-Eval)
 
-REFERENCE = "commusim/SIQA-Eval eval/eval_pipeline.py"
-_REFERENCE_TYPES = {"yes-or-no": "yes/no", "what": "what", "how": "how"}
+REFERENCE = "commusim/SIQA-Eval"
+# The commit whose eval/eval_pipeline.py the reference blocks reproduce (SIQA-U score = mean of the type accuracies).
+SIQA_COMMIT = "ce6e7f9f2744ed91a51a663ec082d6b1c3d4922d"
+# An earlier commit scored SIQA-U with TYPE_WEIGHTS, as the SIQA Competition leaderboard still does.
+SIQA_WEIGHTED_COMMIT = "97281e207837bc6d5d26c8ae1af364156fce9353"
+_SOURCE = f"{REFERENCE}@{SIQA_COMMIT} eval/eval_pipeline.py"
 
 
-def reference_understanding(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]):
-    """evaluate_SIQA_U: exact letter after strip/upper, per type, weighted 0.2/0.3/0.5."""
+def reference_understanding(gold: Sequence[Mapping[str, Any]],
+                            predictions: Sequence[Mapping[str, Any]]) -> ReferenceBlock:
+    """evaluate_SIQA_U: exact letter after strip/upper, per type; the score is the mean of the type accuracies."""
     answers = first_copies([(get_id(item, "id", source="predictions", index=i), item)
                             for i, item in enumerate(predictions)])
-    correct = {kind: 0 for kind in _REFERENCE_TYPES.values()}
-    total = {kind: 0 for kind in _REFERENCE_TYPES.values()}
+    correct = {kind: 0 for kind in QUESTION_TYPES}
+    total = {kind: 0 for kind in QUESTION_TYPES}
     untyped = missing = lenient_only = 0
     for record in gold:
-        kind = _REFERENCE_TYPES.get(normalise_type(record.get("type")) or "")
-        if kind is None:
+        raw_type = record.get("type")
+        kind = raw_type.strip().lower() if isinstance(raw_type, str) else ""
+        if kind not in total:
             untyped += 1
             continue
         item = str(record["id"]).strip()
@@ -291,72 +297,107 @@ def reference_understanding(gold: Sequence[Mapping[str, Any]], predictions: Sequ
         correct[kind] += exact == truth
         lenient_only += exact != truth and parse_choice(value) == truth
     accuracy = {kind: correct[kind] / total[kind] if total[kind] else 0.0 for kind in total}
+    present = [accuracy[kind] for kind in QUESTION_TYPES if total[kind]]
     metrics = {f"ACC_{kind}": value for kind, value in accuracy.items()}
-    metrics["SIQA_U_Score"] = 0.2 * accuracy["yes/no"] + 0.3 * accuracy["what"] + 0.5 * accuracy["how"]
+    metrics["SIQA_U_Score"] = sum(present) / len(present) if present else 0.0
+    metrics["SIQA_U_Score_weighted"] = sum(TYPE_WEIGHTS[kind] * accuracy[kind] for kind in QUESTION_TYPES)
     return reference_block(
-        source=f"{REFERENCE} evaluate_SIQA_U",
-        rule="only questions typed yes/no, what or how are counted (this project's spellings such as "
-             "\"yes-or-no\" are mapped to the reference's \"yes/no\"); a prediction is right only when it equals "
-             "the gold letter after strip() and upper() (\"(B)\" or \"Answer: B\" is wrong); a missing prediction "
-             "is the empty string, so wrong and kept in the denominator; a non-text prediction is read as its "
-             "text (the reference would raise); a type without questions scores 0.0; no check against the "
-             f"item's `choices`; a prediction id given more than once is read from its first copy",
+        source=f"{_SOURCE} evaluate_SIQA_U",
+        rule="only questions whose type, after strip() and lower(), is yes-or-no, what or how are counted "
+             "(\"Yes/No\" or \"yes_or_no\" is not, and is skipped); a prediction is right only when it equals "
+             "the gold letter after strip() and upper() (\"(B)\" or \"Answer: B\" is wrong); a missing "
+             "prediction is the empty string, so wrong and kept in the denominator; a non-text prediction is "
+             "read as its text and a type that is not text as no type (the reference would raise); a type "
+             "without questions has ACC 0.0; SIQA_U_Score is the plain mean of the accuracies of the types "
+             "that have questions (0.0 when none has); SIQA_U_Score_weighted is 0.2 ACC_yes-or-no + 0.3 "
+             f"ACC_what + 0.5 ACC_how, the score of the reference's earlier commit {SIQA_WEIGHTED_COMMIT[:7]} "
+             "and of the SIQA Competition leaderboard; no check against the "
+             "item's `choices`; a prediction id given more than once is read from its first copy",
         n=sum(total.values()), metrics=metrics,
         counts={"gold_items": len(gold), "evaluated": sum(total.values()), "skipped_untyped": untyped,
                 "missing_counted_wrong": missing, "lenient_only_right": lenient_only},
-        counting={"skipped_untyped": "gold items without a yes/no, what or how type: not counted",
+        counting={"skipped_untyped": "gold items whose type is not yes-or-no, what or how after strip() and "
+                                     "lower(): not counted",
                   "missing_counted_wrong": "items without a prediction: wrong (the empty answer)",
                   "lenient_only_right": "answers the strict block's letter reader finds right and the "
-                                        "reference's exact comparison counts wrong"})
+                                        "reference's exact comparison counts wrong",
+                  "SIQA_U_Score_weighted": "0.2 ACC_yes-or-no + 0.3 ACC_what + 0.5 ACC_how (SIQA-Competition/"
+                                           "Leaderboard scripts/update_leaderboard.py; the reference at "
+                                           f"{SIQA_WEIGHTED_COMMIT[:7]}, whose type key was yes/no)"})
 
 
-def reference_scoring(truth: Mapping[str, Mapping[str, float]], keyed: Sequence[tuple[str, Mapping[str, Any]]]):
-    """evaluate_SIQA_S: SRCC/PLCC per dimension over the items with all four values."""
+def reference_level(logits: Any) -> float | None:
+    """The predicted level the reference would hold: Σ k·softmax(logits)_k for five numbers, nan when a logit is
+    nan or +inf (as the reference's softmax gives), None when the value is not five numbers."""
+    if not isinstance(logits, (list, tuple)) or len(logits) != len(LEVELS):
+        return None
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in logits):
+        return None
+    with np.errstate(invalid="ignore"):
+        return float(softmax(np.asarray(logits, dtype=float)) @ np.arange(1, len(LEVELS) + 1))
+
+
+def reference_scoring(truth: Mapping[str, Mapping[str, float]],
+                      keyed: Sequence[tuple[str, Mapping[str, Any]]]) -> ReferenceBlock:
+    """evaluate_SIQA_S: SRCC/PLCC per dimension over the items with all four values, nan propagating."""
     answers = first_copies(keyed)
     pairs: dict[str, list[tuple[float, float]]] = {dimension: [] for dimension in DIMENSIONS}
     incomplete = 0
+    nan_levels = {dimension: 0 for dimension in DIMENSIONS}
     for item, gold_scores in truth.items():
         prediction = answers.get(item, {})
-        levels = {dimension: expected_level(prediction.get(dimension)) for dimension in DIMENSIONS}
+        levels = {dimension: reference_level(prediction.get(dimension)) for dimension in DIMENSIONS}
         values = [gold_scores.get("perception"), gold_scores.get("knowledge"), levels["perception"],
                   levels["knowledge"]]
         if any(value is None for value in values):
             incomplete += 1
             continue
         for dimension in DIMENSIONS:
-            pairs[dimension].append((gold_scores[dimension], levels[dimension]))
+            level = levels[dimension]
+            assert level is not None
+            nan_levels[dimension] += math.isnan(level)
+            pairs[dimension].append((gold_scores[dimension], level))
     n = len(pairs["perception"])
     names = {"perception": ("Perceptual_SRCC", "Perceptual_PLCC", "Perceptual_Score"),
              "knowledge": ("Knowledge_SRCC", "Knowledge_PLCC", "Factual_Score")}
     metrics: dict[str, float | None] = {}
     if n == 0:
         metrics = {"SIQA_S_Score": 0.0, "Perceptual_Score": 0.0, "Factual_Score": 0.0}
+    elif n == 1:  # pearsonr raises on one item: the reference prints nothing
+        for name in [*(name for names_of in names.values() for name in names_of), "SIQA_S_Score"]:
+            metrics[name] = None
     else:
         scores = []
         for dimension, (srcc_name, plcc_name, score_name) in names.items():
             srcc, plcc = _reference_correlations(pairs[dimension])
-            score = max((srcc + plcc) / 2, 0) * 100 if srcc is not None and plcc is not None else None
+            score = max((srcc + plcc) / 2, 0) * 100  # max(nan, 0) is nan, as in the reference
             metrics |= {srcc_name: srcc, plcc_name: plcc, score_name: score}
             scores.append(score)
-        metrics["SIQA_S_Score"] = None if None in scores else (scores[0] + scores[1]) / 2
+        metrics["SIQA_S_Score"] = (scores[0] + scores[1]) / 2
     return reference_block(
-        source=f"{REFERENCE} evaluate_SIQA_S",
+        source=f"{_SOURCE} evaluate_SIQA_S",
         rule="an item is used only when its gold perception and knowledge scores and both predicted levels "
              "are present (an item missing any one of the four is dropped from both dimensions); the predicted "
-             "level is this project's expected level from the five logits; with no usable item every score "
-             "is 0.0; a correlation the reference would print as nan (a constant series, fewer than 2 items) "
-             "is None; a prediction id given more than once is read from its first copy",
+             "level is Σ k·softmax(logits)_k over the five logits, and a nan or +inf logit makes it nan, which "
+             "the reference keeps: the item stays in both dimensions and that dimension's SRCC, PLCC and score "
+             "and the SIQA_S_Score are nan, printed here as null (so is a correlation of a constant series); "
+             "logits that are not five numbers are no level; with no usable item every score is 0.0, with one "
+             "the reference raises (null here); a prediction id given more than once is read from its first "
+             "copy",
         n=n, metrics=metrics,
-        counts={"gold_items": len(truth), "evaluated": n, "dropped_incomplete": incomplete},
+        counts={"gold_items": len(truth), "evaluated": n, "dropped_incomplete": incomplete}
+               | {f"nan_level_kept.{dimension}": count for dimension, count in nan_levels.items()},
         counting={"dropped_incomplete": "gold items without all four of gold perception, gold knowledge and "
-                                        "both predicted levels (missing or invalid logits): left out"})
+                                        "both predicted levels (missing, or logits that are not five numbers): "
+                                        "left out",
+                  "nan_level_kept.<dimension>": "items kept whose predicted level is nan (a nan or +inf logit): "
+                                                "the dimension's SRCC, PLCC and score are nan (null), as the "
+                                                "reference prints them"})
 
 
-def _reference_correlations(pairs: list[tuple[float, float]]) -> tuple[float | None, float | None]:
-    if len(pairs) < 2:
-        return None, None
+def _reference_correlations(pairs: list[tuple[float, float]]) -> tuple[float, float]:
+    """scipy's SRCC and PLCC as the reference calls them: nan for a nan level or a constant series."""
+    truth, predicted = [t for t, _ in pairs], [p for _, p in pairs]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        srcc = float(spearmanr([t for t, _ in pairs], [p for _, p in pairs])[0])
-        plcc = float(pearsonr([t for t, _ in pairs], [p for _, p in pairs])[0])
-    return (srcc if math.isfinite(srcc) else None), (plcc if math.isfinite(plcc) else None)
+        return float(spearmanr(truth, predicted)[0]), float(pearsonr(truth, predicted)[0])

@@ -21,11 +21,6 @@ def client(tmp_path_factory):
     return TestClient(create_app(Settings(home=tmp_path_factory.mktemp("home"))))
 
 
-def write_jsonl(path, rows):
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
-
-
 def test_http_audit_four_pairs(client):
     response = client.post("/v1/metrics/novelty/audit",
                            json={"gold": GOLD, "predictions": BEFORE, "predictions_after": AFTER, "n_boot": 200})
@@ -75,7 +70,7 @@ def test_http_body_shape_is_validated(client):
 runner = CliRunner()
 
 
-def test_cli_audit_json_and_table(tmp_path):
+def test_cli_audit_json_and_table(tmp_path, write_jsonl):
     gold = write_jsonl(tmp_path / "gold.jsonl", GOLD)
     before = write_jsonl(tmp_path / "before.jsonl", BEFORE)
     after = tmp_path / "after.json"
@@ -90,7 +85,7 @@ def test_cli_audit_json_and_table(tmp_path):
     assert table.exit_code == 0 and "flip_rate" in table.stdout and "0.7500" in table.stdout
 
 
-def test_cli_innoeval_pairs_with_two_gold_files(tmp_path):
+def test_cli_innoeval_pairs_with_two_gold_files(tmp_path, write_jsonl):
     def pair(a, da, b, db, difficulty):
         return {"group_id": "g", "difficulty": difficulty, "paper_a": {"paper_id": a, "decision": da},
                 "paper_b": {"paper_id": b, "decision": db}}
@@ -106,7 +101,7 @@ def test_cli_innoeval_pairs_with_two_gold_files(tmp_path):
     assert json.loads(result.stdout)["metrics"] == {"accuracy": 0.5, "accuracy.easy": 1.0, "accuracy.hard": 0.0}
 
 
-def test_cli_errors_name_file_line_and_field_without_traceback(tmp_path):
+def test_cli_errors_name_file_line_and_field_without_traceback(tmp_path, write_jsonl):
     gold = write_jsonl(tmp_path / "gold.jsonl", [{"id": "1", "decision": "accept"},
                                                  {"id": "2", "decision": "unsure"}])
     pred = write_jsonl(tmp_path / "pred.jsonl", [{"id": "1", "decision": "accept"}])
@@ -131,3 +126,22 @@ def test_cli_errors_name_file_line_and_field_without_traceback(tmp_path):
     result = runner.invoke(cli_app, ["metrics", "reviewmt", "--gold", str(gold), "--pred", str(empty)])
     assert result.exit_code == 2 and "empty file" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+# ------------------------------------------------------------------------------------------------ --compat
+
+
+def test_cli_compat_reference_puts_the_reference_first(tmp_path, write_jsonl):
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(json.dumps({"id": i, "label": "novel"}) + "\n" for i in (1, 2)))
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text(json.dumps({"id": 1, "prediction": 1}) + "\n")
+    runner = CliRunner()
+    base = ["metrics", "novelty", "--task", "pointwise", "--gold", str(gold), "--pred", str(pred)]
+    strict, reference = runner.invoke(cli_app, base), runner.invoke(cli_app, [*base, "--compat", "reference"])
+    assert strict.exit_code == reference.exit_code == 0
+    assert strict.stdout.index("strict") < strict.stdout.index("reference:")
+    assert reference.stdout.index("reference:") < reference.stdout.index("strict")
+    report = json.loads(runner.invoke(cli_app, [*base, "--compat", "reference", "--json"]).stdout)
+    assert report["compat"] == "reference" and report["metrics"]["accuracy"] == 1.0
+    assert report["strict"]["metrics"]["accuracy"] == 0.5 and report["n"] == 1 and report["strict"]["n"] == 2

@@ -114,3 +114,65 @@ def test_pointwise_invalid_and_setting():
     assert report.metrics["accuracy"] == pytest.approx(1 / 3)
     assert report.metrics["by_setting.h.accuracy"] == 0.5 and report.metrics["by_setting.g.accuracy"] == 0.0
     assert (report.counts["invalid"], report.counts["missing"]) == (1, 1)
+
+
+# --------------------------------------------------------------------------- integers as predictions and ids
+
+
+def test_pointwise_integer_verdicts_are_read_as_the_reference_judge_emits_them():
+    gold = [{"id": 1, "label": "novel"}, {"id": 2, "label": "not novel"}, {"id": 3, "label": "novel"}]
+    report = score_pointwise(gold, [{"id": 1, "prediction": 1}, {"id": 2, "prediction": 0},
+                                    {"id": 3, "prediction": 7}])
+    assert report.metrics["accuracy"] == pytest.approx(2 / 3) and report.counts["invalid"] == 1
+
+
+def test_pairwise_integer_idea_ids_and_winner_codes():
+    gold = [{"id": 1, "a": 10, "b": 11, "label": "B"}, {"id": 2, "a": "x", "b": "y", "label": "A"},
+            {"id": 3, "a": "u", "b": "v", "label": "A"}]
+    predictions = [{"id": 1, "a": 11, "b": 10, "prediction": 11},  # an integer idea id, swapped presentation
+                   {"id": 2, "prediction": 0},  # the judge's code for idea A
+                   {"id": 3, "prediction": 2}]  # ... and for a tie
+    report = score_pairwise(gold, predictions)
+    assert report.counts["invalid"] == 0 and report.metrics["accuracy"] == pytest.approx(2.5 / 3)
+
+
+# ----------------------------------------------------------------------------- the paired bootstrap (scipy)
+
+
+def loop_paired_bootstrap(before, after, *, n_boot, seed, level=0.95):
+    """The hand-written loop scipy.stats.bootstrap(paired=True) replaced, kept here to compare figures."""
+    difference = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_boot)
+    chunk = max(1, 2_000_000 // max(1, difference.size))
+    for start in range(0, n_boot, chunk):
+        stop = min(n_boot, start + chunk)
+        draws = rng.integers(0, difference.size, size=(stop - start, difference.size))
+        means[start:stop] = difference[draws].mean(axis=1)
+    tail = (1 - level) / 2 * 100
+    return tuple(float(x) for x in np.percentile(means, [tail, 100 - tail]))
+
+
+@pytest.mark.parametrize("n,n_boot,seed", [(4, 200, 0), (50, 2000, 3), (1500, 2000, 1), (3000, 5000, 9)])
+def test_scipy_paired_bootstrap_gives_the_loops_figures(n, n_boot, seed):
+    rng = np.random.default_rng(n)
+    before, after = rng.choice([0, 0.5, 1], n), rng.choice([0, 0.5, 1], n)
+    new = paired_bootstrap(before, after, n_boot=n_boot, seed=seed)
+    old = loop_paired_bootstrap(before, after, n_boot=n_boot, seed=seed)
+    assert new == pytest.approx(old, abs=2e-16)
+
+
+def test_paired_bootstrap_of_a_single_pair_is_its_difference():
+    assert paired_bootstrap(np.array([0.0]), np.array([1.0]), n_boot=50) == (1.0, 1.0) == \
+        loop_paired_bootstrap([0.0], [1.0], n_boot=50, seed=0)
+
+
+def test_four_pair_audit_interval_is_unchanged():
+    gold = [{"id": f"p{i}", "a": f"x{i}", "b": f"y{i}", "label": "A"} for i in range(1, 5)]
+    before = [{"id": f"p{i}", "prediction": v} for i, v in zip([1, 2, 3, 4], "AAAB")]
+    after = [{"id": f"p{i}", "prediction": v} for i, v in zip([4, 3, 2, 1], "ABAA")]
+    report = audit_pairwise(gold, before, predictions_after=after, n_boot=2000, seed=0)
+    scores_before, scores_after = np.array([1, 1, 1, 0.0]), np.array([1, 1, 0, 1.0])
+    assert (report.metrics["accuracy_difference.ci95_low"], report.metrics["accuracy_difference.ci95_high"]) == \
+        loop_paired_bootstrap(scores_before, scores_after, n_boot=2000, seed=0)
+    assert "BCa" in report.reference.rule

@@ -1,11 +1,12 @@
 """Every report's `reference` block against a transcription of that benchmark's own metric code.
 
-Each `ref_*` function below was written here from reading the reference repository's metric function, in that
-code's own data shapes (a pipeline result per paper, a merged prediction file, a conversation transcript, a
-comparisons dict). An adapter turns this project's gold and prediction files into those shapes, following only the
-conventions the reference block documents (first copy of a repeated id, a missing prediction is the reference's
-"no answer", A/B read in the prediction's own order). On seeded files with missing, malformed, repeated and
-integer-typed predictions the block must equal the transcription exactly, and `strict` must equal an independent
+Each `ref_*` function below was written here from reading the reference repository's metric function at the commit
+the block's `source` names, in that code's own data shapes (a pipeline result per paper, a merged prediction file, a
+conversation transcript, a comparisons dict). An adapter turns this project's gold and prediction files into those
+shapes, following only the conventions the reference block documents (first copy of a repeated id, a missing
+prediction is the reference's failed call, A/B read in the prediction's own order). On seeded files with missing,
+empty, malformed, repeated, non-finite and integer-typed predictions the block must equal the transcription
+(exactly, or to 1e-9 relative where the level is computed another way), and `strict` must equal an independent
 computation of the project's rule (every gold item in the denominator, failures wrong).
 """
 
@@ -16,13 +17,15 @@ import math
 import random
 import re
 import statistics
-from pathlib import Path
+import warnings
 
 import numpy as np
 import pytest
 from scipy.stats import bootstrap, pearsonr, spearmanr
 from sklearn.metrics import f1_score
+from typer.testing import CliRunner
 
+from service.cli import app as cli_app
 from service.metrics import innoeval, novelty, reviewmt, siqa
 from service.metrics.novelty import TIE, read_pairwise_gold, read_verdict
 from service.metrics.siqa import expected_level, parse_choice
@@ -33,6 +36,16 @@ SEEDS = range(6)
 def none_for_nan(metrics: dict) -> dict:
     return {key: (None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value))
             for key, value in metrics.items()}
+
+
+def assert_same_numbers(actual: dict, expected: dict, rel: float = 1e-9) -> None:
+    """The same keys, None in the same places, and numbers equal to `rel` relative (issue 21's 1e-9)."""
+    assert actual.keys() == expected.keys()
+    for key, value in expected.items():
+        if value is None:
+            assert actual[key] is None, key
+        else:
+            assert actual[key] == pytest.approx(value, rel=rel, abs=0), key
 
 
 def first_copy(predictions, key="id"):
@@ -61,6 +74,7 @@ def ref_normalize_decision(value):
 
 
 def ref_evaluate_accuracy(processed):
+    """The accuracy and the counts the reference prints (Num items, Evaluable, Matched)."""
     total = matched = 0
     for item, result in processed:
         if result is None:
@@ -70,7 +84,8 @@ def ref_evaluate_accuracy(processed):
             continue
         total += 1
         matched += label == predicted
-    return {"accuracy": matched / total if total else 0.0}
+    return {"accuracy": matched / total if total else 0.0, "num_items": len(processed), "evaluable": total,
+            "matched": matched}
 
 
 DECISIONS = ["Accept (Oral)", "Accept (Poster)", "Accept (Spotlight)", "Reject", "Accept (Highlight)"]
@@ -114,9 +129,12 @@ def test_points_reference_and_strict(seed):
     gold, predictions = seeded_points(seed)
     report = innoeval.score_points(gold, predictions)
     answers = first_copy(predictions)
+    loaded = [record for record in gold if record.get("paper_id") or record.get("id")]  # load_dataset's filter
     processed = [(record, None if str(record["paper_id"]) not in answers else
-                  {"final_decision": answers[str(record["paper_id"])]["prediction"]}) for record in gold]
-    assert report.reference.metrics == ref_evaluate_accuracy(processed)
+                  {"final_decision": answers[str(record["paper_id"])]["prediction"]}) for record in loaded]
+    expected = ref_evaluate_accuracy(processed)
+    assert report.reference.metrics == {"accuracy": expected.pop("accuracy")}
+    assert {key: report.reference.counts[key] for key in expected} == expected
     accuracy, n = strict_points(gold, predictions)
     assert (report.strict.metrics["full.accuracy"], report.strict.n) == (pytest.approx(accuracy, abs=0), n)
     assert report.reference.counts["dropped_missing"] > 0 and report.counts["missing"] > 0
@@ -171,7 +189,8 @@ def ref_lcs(a, b):
 
 
 def ref_process_group(group, judge):
-    """One group; `judge(paper_ids_in_presented_order)` stands in for the two LLM modules."""
+    """One group; `judge(paper_ids_in_presented_order)` stands in for the two LLM modules (raising when the
+    model call fails, as the modules do); any exception makes the group None, as process_single_group's try."""
     member_labels = [m.get("label", "").lower() for m in group["members"]]
     main_label = next((label for label in LABEL_ORDER if label not in member_labels), None)
     if main_label is None or any(label not in LABEL_ORDER for label in member_labels):
@@ -180,8 +199,11 @@ def ref_process_group(group, judge):
     if len(set(labels.values())) != 4:
         return None
     ordered = sorted(labels, key=lambda pid: LABEL_ORDER.index(labels[pid]))
-    comparison, ranking = judge(ordered)
-    best = int(comparison.get("best_idea_index", 1))
+    try:
+        comparison, ranking = judge(ordered)
+        best = int(comparison.get("best_idea_index", 1))
+    except Exception:  # noqa: BLE001 - the reference catches everything here
+        return None
     index_list = ref_parse_index_list(str(ranking.get("index_list", "") or ""))
     return {"best_match": int(best == 1), "rank_match": int(index_list == [1, 2, 3, 4]),
             "lcs": ref_lcs(index_list, [1, 2, 3, 4]) / 4.0}
@@ -192,20 +214,30 @@ def ref_run_groups(data, judge_for):
     done = [r for r in results if r is not None]
     if not done:
         raise RuntimeError("No groups were processed successfully.")
-    return {"best_acc": sum(r["best_match"] for r in done) / len(done),
+    return {"total_groups": len(done), "skipped_groups": len(results) - len(done),
+            "best_acc": sum(r["best_match"] for r in done) / len(done),
             "rank_acc": sum(r["rank_match"] for r in done) / len(done),
             "rank_lcs": sum(r["lcs"] for r in done) / len(done)}
+
+
+def assert_groups_block(block, expected):
+    """The reference's printed numbers: its metrics, total_groups and skipped_groups."""
+    assert block.metrics == {key: expected[key] for key in ("best_acc", "rank_acc", "rank_lcs")}
+    assert (block.counts["evaluated"], block.counts["skipped_groups"]) == (expected["total_groups"],
+                                                                           expected["skipped_groups"])
 
 
 def seeded_groups(seed):
     rng = random.Random(seed)
     gold = []
     for g in range(24):
-        tiers = rng.choice([["oral", "spotlight", "poster", "reject"]] * 4 + [["highlight", "oral", "poster",
-                                                                                  "reject"]])
+        tiers = rng.choice([["oral", "spotlight", "poster", "reject"]] * 4
+                           + [["highlight", "oral", "poster", "reject"], ["oral", "highlight", "poster", "reject"]])
         ids = [f"g{g}-{t}" for t in tiers]
         query_tier = tiers[0]
         matches = {t: {"paper_internal_id": pid, "category": t} for t, pid in zip(tiers[1:], ids[1:])}
+        if g % 9 == 8:
+            matches.pop(tiers[-1])  # two matches: a three-paper group (strict), not read at all (reference)
         gold.append({"query": {"paper_id": ids[0], "decision": f"Accept ({query_tier.title()})"},
                      "query_category": query_tier, "matches": matches})
     gold.append(dict(gold[0]))  # the real groups file repeats a group
@@ -215,10 +247,12 @@ def seeded_groups(seed):
         roll = rng.random()
         if roll < 0.15:
             continue
-        ranking = rng.sample(papers, 4)
+        ranking = rng.sample(papers, len(papers))
         item = {"id": record["query"]["paper_id"], "best": ranking[0], "ranking": ranking}
-        if roll < 0.25:
+        if roll < 0.2:
             del item["best"]  # best from the ranking (strict) / the default (reference)
+        elif roll < 0.25:
+            item |= {"best": "", "ranking": rng.choice(["", []])}  # an empty answer
         elif roll < 0.35:
             item["ranking"] = ranking[:2] + ["nope"]  # malformed ranking
         elif roll < 0.4:
@@ -240,9 +274,11 @@ def group_judge(predictions):
         def judge(ordered):
             item = answers.get(str(main))
             if item is None:
-                return {}, {}  # the modules' outputs without attributes: the defaults apply
+                raise RuntimeError("the model call failed")  # no prediction for this group
             comparison = {}
-            if item.get("best") is not None:
+            if isinstance(item.get("best"), str) and not item["best"].strip():
+                comparison["best_idea_index"] = item["best"]  # the model's empty answer, as the module passes it on
+            elif item.get("best") is not None:  # an absent best is an absent attribute: the module's default
                 best = str(item["best"])
                 comparison["best_idea_index"] = ordered.index(best) + 1 if best in ordered else 0
             ranking = item.get("ranking")
@@ -260,7 +296,7 @@ def strict_groups(gold, predictions):
     for record in gold:
         members = [(record["query"]["paper_id"], tier[record["query_category"]])] + \
                   [(m["paper_internal_id"], tier[m["category"]]) for m in record["matches"].values()]
-        if len({t for _, t in members}) == 4:
+        if len({t for _, t in members}) == len(members):
             groups[record["query"]["paper_id"]] = max(members, key=lambda m: m[1])[0]
     copies = {}
     for item in predictions:
@@ -282,17 +318,43 @@ def strict_groups(gold, predictions):
 def test_groups_reference_and_strict(seed):
     gold, predictions = seeded_groups(seed)
     report = innoeval.score_groups(gold, predictions)
-    assert report.reference.metrics == ref_run_groups(gold, group_judge(predictions))
+    assert_groups_block(report.reference, ref_run_groups(gold, group_judge(predictions)))
     accuracy, n = strict_groups(gold, predictions)
     assert (report.strict.metrics["best_accuracy"], report.strict.n) == (accuracy, n)
 
 
-def test_groups_reference_on_the_real_sample_file():
-    gold = innoeval_sample("conference_groups.sample.json")
+@pytest.mark.shared
+def test_groups_reference_on_the_real_sample_file(innoeval_sample):
+    gold = json.loads(innoeval_sample("conference_groups.sample.json").read_text(encoding="utf-8"))
     predictions = [{"id": g["query"]["paper_id"], "ranking": [m["paper_internal_id"] for m in g["matches"].values()]}
                    for g in gold]
     report = innoeval.score_groups(gold, predictions)
-    assert report.reference.metrics == ref_run_groups(gold, group_judge(predictions))
+    assert_groups_block(report.reference, ref_run_groups(gold, group_judge(predictions)))
+
+
+def four_tier_group(query):
+    tiers = ["oral", "spotlight", "poster", "reject"]
+    return {"query": {"paper_id": f"{query}-oral", "decision": "Accept (Oral)"}, "query_category": "oral",
+            "matches": {t: {"paper_internal_id": f"{query}-{t}", "category": t} for t in tiers[1:]}}
+
+
+def test_groups_reference_leaves_out_a_missing_row_and_fills_an_absent_answer():
+    gold = [four_tier_group(q) for q in ("g1", "g2", "g3", "g4", "g5")]
+    worst_first = ["g1-reject", "g1-poster", "g1-spotlight", "g1-oral"]
+    predictions = [{"id": "g1-oral", "best": "g1-reject", "ranking": worst_first},  # answered, all wrong
+                   {"id": "g2-oral", "ranking": []},  # best and ranking absent: the modules' defaults (gold)
+                   {"id": "g3-oral", "best": "", "ranking": ""},  # empty best: int("") raises, left out
+                   {"id": "g4-oral", "best": "g4-oral", "ranking": "g4-oral, g4-poster"}]  # g5: no row
+    report = innoeval.score_groups(gold, predictions)
+    expected = ref_run_groups(gold, group_judge(predictions))
+    assert_groups_block(report.reference, expected)
+    assert expected == {"total_groups": 3, "skipped_groups": 2, "best_acc": 2 / 3, "rank_acc": 2 / 3,
+                        "rank_lcs": (0.25 + 2) / 3}
+    assert report.reference.n == 3
+    assert {key: report.reference.counts[key] for key in ("dropped_missing", "dropped_empty_best", "filled_best",
+                                                          "filled_ranking")} == \
+        {"dropped_missing": 1, "dropped_empty_best": 1, "filled_best": 1, "filled_ranking": 2}
+    assert report.strict.n == 5 and report.strict.metrics["best_accuracy"] == 1 / 5  # strict: unchanged rule
 
 
 # ============================================================================================= InnoEval pairs
@@ -396,16 +458,17 @@ def test_pairs_reference_and_strict(seed):
 
 
 # ===================================================================================================== SIQA
-# commusim/SIQA-Eval eval/eval_pipeline.py: evaluate_SIQA_U, evaluate_SIQA_S (over the merged prediction file)
+# commusim/SIQA-Eval eval/eval_pipeline.py at ce6e7f9: evaluate_SIQA_U, evaluate_SIQA_S (over the merged prediction
+# file); the SIQA-U weighting of 97281e2 (and of the SIQA Competition leaderboard) beside it
 
 MODEL = "The_Best_IQA"
 
 
 def ref_siqa_u(predicted_data, model_name):
-    correct = {"yes/no": 0, "what": 0, "how": 0}
-    total = {"yes/no": 0, "what": 0, "how": 0}
+    correct = {"yes-or-no": 0, "what": 0, "how": 0}
+    total = {"yes-or-no": 0, "what": 0, "how": 0}
     for item in predicted_data:
-        kind = item.get("type", "")
+        kind = item.get("type", "").strip().lower()
         if kind not in total:
             continue
         truth = item["answer"].strip().upper()
@@ -413,8 +476,14 @@ def ref_siqa_u(predicted_data, model_name):
         total[kind] += 1
         correct[kind] += truth == predicted
     accuracy = {kind: correct[kind] / total[kind] if total[kind] > 0 else 0.0 for kind in total}
-    return {"ACC_yes/no": accuracy["yes/no"], "ACC_what": accuracy["what"], "ACC_how": accuracy["how"],
-            "SIQA_U_Score": 0.2 * accuracy["yes/no"] + 0.3 * accuracy["what"] + 0.5 * accuracy["how"]}
+    valid = [value for kind, value in accuracy.items() if total[kind] > 0]
+    return {"ACC_yes-or-no": accuracy["yes-or-no"], "ACC_what": accuracy["what"], "ACC_how": accuracy["how"],
+            "SIQA_U_Score": sum(valid) / len(valid) if valid else 0.0}
+
+
+def ref_siqa_u_weighted(accuracy):
+    """The SIQA-U score of 97281e2 and of the leaderboard, from the per-type accuracies."""
+    return 0.2 * accuracy["ACC_yes-or-no"] + 0.3 * accuracy["ACC_what"] + 0.5 * accuracy["ACC_how"]
 
 
 def ref_siqa_s(predicted_data, model_name):
@@ -437,6 +506,17 @@ def ref_siqa_s(predicted_data, model_name):
             "SIQA_S_Score": (score_p + score_k) / 2}
 
 
+def ref_level(logits):
+    """What the reference's score head holds for five logits: the softmax expectation, nan propagating."""
+    if not isinstance(logits, list) or len(logits) != 5 or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in logits):
+        return None
+    z = np.asarray(logits, dtype=float)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(z - z.max())
+        return float((e / e.sum()) @ np.arange(1, 6))
+
+
 def seeded_siqa_u(seed):
     rng = random.Random(seed)
     gold = []
@@ -444,7 +524,7 @@ def seeded_siqa_u(seed):
         n_choices = rng.choice([2, 4])
         gold.append({"id": i if rng.random() < 0.3 else f"q{i}", "answer": rng.choice("AB" if n_choices == 2
                                                                                        else "ABCD"),
-                     "type": rng.choice(["yes-or-no", "what", "how", "Yes/No", None]),
+                     "type": rng.choice(["yes-or-no", "what", "how", "Yes/No", " How", "YES-OR-NO", None]),
                      "choices": [f"c{k}" for k in range(n_choices)]})
     predictions = []
     for record in gold:
@@ -464,15 +544,16 @@ def test_siqa_u_reference_and_strict(seed):
     gold, predictions = seeded_siqa_u(seed)
     report = siqa.score_understanding(gold, predictions)
     answers = first_copy(predictions)
-    types = {"yes-or-no": "yes/no", "what": "what", "how": "how"}
     merged = []
     for record in gold:
-        item = {"answer": record["answer"], "type": types.get(siqa.normalise_type(record["type"]) or "", "")}
+        item = {"answer": record["answer"], "type": record["type"] if isinstance(record["type"], str) else ""}
         if str(record["id"]) in answers:
             value = answers[str(record["id"])]["prediction"]
             item[MODEL] = "" if value is None else str(value)
         merged.append(item)
-    assert report.reference.metrics == ref_siqa_u(merged, MODEL)
+    expected = ref_siqa_u(merged, MODEL)
+    expected["SIQA_U_Score_weighted"] = ref_siqa_u_weighted(expected)
+    assert_same_numbers(report.reference.metrics, expected)
     # strict: every gold item; a choice outside the item's own choices is wrong
     copies = {}
     for item in predictions:
@@ -502,6 +583,8 @@ def seeded_siqa_s(seed):
             item["knowledge"] = [1, 2, 3]  # malformed
         elif roll < 0.3:
             item["perception"] = ["1", "2", "3", "4", "5"]  # strings for numbers
+        elif roll < 0.33 and seed % 2:
+            item["perception"][rng.randrange(5)] = rng.choice([float("nan"), float("inf"), float("-inf")])
         predictions.append(item)
         if roll > 0.9:
             predictions.append(dict(item, perception=[0, 0, 0, 0, 9]))
@@ -517,9 +600,12 @@ def test_siqa_s_reference_and_strict(seed):
     for record in gold:
         item = {"perception_rating": record.get("perception"), "knowledge_rating": record.get("knowledge")}
         if record["id"] in answers:
-            item[MODEL] = {d: expected_level(answers[record["id"]].get(d)) for d in ("perception", "knowledge")}
+            item[MODEL] = {d: ref_level(answers[record["id"]].get(d)) for d in ("perception", "knowledge")}
         merged.append(item)
-    assert report.reference.metrics == none_for_nan(ref_siqa_s(merged, MODEL))
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = none_for_nan(ref_siqa_s(merged, MODEL))
+    assert_same_numbers(report.reference.metrics, expected)
     # strict: SRCC over the items with one consistent, valid prediction (the correlation cannot count misses)
     copies = {}
     for item in predictions:
@@ -535,6 +621,44 @@ def test_siqa_s_reference_and_strict(seed):
     assert report.strict.metrics["perception.srcc"] == pytest.approx(
         spearmanr([t for t, _ in pairs], [p for _, p in pairs]).statistic, abs=1e-12)
     assert report.counts["perception.n_scored"] == len(pairs)
+
+
+def test_siqa_u_reference_score_is_the_mean_of_the_type_accuracies():
+    kinds = ["yes-or-no", "yes-or-no", "what", "how", "how", "how", "how", "Yes/No"]
+    gold = [{"id": f"q{i}", "answer": "A", "type": kind} for i, kind in enumerate(kinds)]
+    answers = ["A", "B", "A", "A", "B", "B", "B", "A"]
+    report = siqa.score_understanding(gold, [{"id": f"q{i}", "prediction": a} for i, a in enumerate(answers)])
+    block = report.reference
+    assert block.metrics == {"ACC_yes-or-no": 0.5, "ACC_what": 1.0, "ACC_how": 0.25,
+                             "SIQA_U_Score": (0.5 + 1.0 + 0.25) / 3,
+                             "SIQA_U_Score_weighted": 0.2 * 0.5 + 0.3 * 1.0 + 0.5 * 0.25}
+    assert block.counts["skipped_untyped"] == 1 and block.n == 7  # "Yes/No" is not a type of the reference
+    assert "commusim/SIQA-Eval@ce6e7f9f2744ed91a51a663ec082d6b1c3d4922d" in block.source
+    # a type without questions is left out of the mean (and still printed as 0.0)
+    only_how = siqa.score_understanding(gold[3:7], [{"id": f"q{i}", "prediction": "A"} for i in range(3, 7)])
+    assert only_how.reference.metrics["SIQA_U_Score"] == 1.0 and only_how.reference.metrics["ACC_what"] == 0.0
+    assert report.strict.metrics["accuracy"] == 4 / 8  # strict: unchanged
+
+
+def test_siqa_s_reference_keeps_an_item_with_a_nan_level_and_prints_null():
+    rng = random.Random(7)
+    gold = [{"id": f"s{i}", "perception": float(i % 5 + 1), "knowledge": rng.uniform(1, 5)} for i in range(20)]
+    predictions = [{"id": record["id"], "perception": [rng.uniform(-2, 2) for _ in range(5)],
+                    "knowledge": [rng.uniform(-2, 2) for _ in range(5)]} for record in gold]
+    predictions[3]["perception"][2] = float("nan")
+    report = siqa.score_scoring(gold, predictions)
+    block = report.reference
+    assert block.n == 20 and block.counts["nan_level_kept.perception"] == 1 and block.counts["dropped_incomplete"] == 0
+    assert {key: block.metrics[key] for key in ("Perceptual_SRCC", "Perceptual_PLCC", "Perceptual_Score",
+                                                "SIQA_S_Score")} == dict.fromkeys(
+        ("Perceptual_SRCC", "Perceptual_PLCC", "Perceptual_Score", "SIQA_S_Score"))
+    knowledge = [ref_level(item["knowledge"]) for item in predictions]  # all 20 items, the nan one included
+    truth = [record["knowledge"] for record in gold]
+    assert block.metrics["Knowledge_SRCC"] == pytest.approx(spearmanr(truth, knowledge)[0], rel=1e-9, abs=0)
+    assert block.metrics["Knowledge_PLCC"] == pytest.approx(pearsonr(truth, knowledge)[0], rel=1e-9, abs=0)
+    # strict: unchanged, the item is invalid in perception only
+    assert report.counts["perception.n_scored"] == 19 and report.counts["knowledge.n_scored"] == 20
+    assert report.strict.metrics["score"] is not None
 
 
 # ================================================================================================= ReviewMT
@@ -584,7 +708,7 @@ def ref_process_files(files, total):
 
 REVIEWS = ["Summary ... Score: 6", "score: 8/10, strong", "Rating: 3", "score: 11", "Overall, score: about 7",
            "no score here", {"text": "Score: 5"}, 7, "SCORE: 2"]
-PAPER_DECISIONS = ["Accept", "reject", "We recommend acceptance", "not accepted", "accept or reject", "", 1]
+PAPER_DECISIONS = ["Accept", "reject", "We recommend acceptance", "not accepted", "accept or reject", "", None, 1]
 
 
 def seeded_reviewmt(seed):
@@ -621,12 +745,12 @@ def review_transcript(record, item):
     roles = ["reviewer"] * shown
     gts = [f"review ... score: {score}" for score in record["scores"][:shown]]
     prs = [str(t) for t in text[:shown]]
-    if item.get("decision") is not None:
+    if "decision" in item:  # the model answered the decision turn; null (an empty CSV cell) is its empty reply
         decision = reviewmt.parse_decision(record["decision"]) or reviewmt.parse_decision(
             f"decision: {record['decision']}")
         roles.append("decision maker"), gts.append(f"final decision: {decision}")
-        prs.append(str(item["decision"]))
-    if not reviews and item.get("decision") is None:
+        prs.append("" if item["decision"] is None else str(item["decision"]))
+    if not reviews and "decision" not in item:
         prs = []
     elif not prs:  # reviews beyond the gold's count only: the reference still has the paper's replies
         prs = [""]
@@ -662,6 +786,34 @@ def test_reviewmt_reference_and_strict(seed):
     assert report.strict.metrics["decision.accuracy"] == statistics.fmean(decided)
     assert report.counts["invalid_reviews"] == sum(1 for p in first_copy(predictions).values()
                                                    if isinstance(p.get("reviews"), str))
+
+
+def test_reviewmt_reference_reads_an_empty_decision_as_a_reply_in_csv_and_jsonl(tmp_path, write_jsonl):
+    gold = [{"id": f"r{i}", "decision": "accept" if i % 2 else "reject", "scores": [5]} for i in range(20)]
+    rows = [{"id": f"r{i}", "summary": "s", "decision": "accept" if i % 2 else "reject"} for i in range(20)]
+    for i in (3, 8, 12):
+        rows[i]["decision"] = ""  # the model's empty reply; r3 has no other output either
+    rows[3]["summary"] = ""
+    gold_path = write_jsonl(tmp_path / "gold.jsonl", gold)
+    csv_path = tmp_path / "pred.csv"
+    csv_path.write_text("id,summary,decision\n" + "".join(f"{r['id']},{r['summary']},{r['decision']}\n"
+                                                           for r in rows), encoding="utf-8")
+    blocks = []
+    for path in (csv_path, write_jsonl(tmp_path / "pred.jsonl", rows)):
+        result = CliRunner().invoke(cli_app, ["metrics", "reviewmt", "--gold", str(gold_path), "--pred", str(path),
+                                              "--json"])
+        assert result.exit_code == 0, result.output
+        blocks.append(json.loads(result.stdout)["reference"])
+    assert blocks[0]["metrics"] == blocks[1]["metrics"]
+    # With no review turn at all the reference's review_hit_rate divides by zero (None here), so its paper and
+    # decision rates are checked on the same transcripts with one scored review added to every paper.
+    files = [review_transcript(record, dict(row, reviews=["score: 5"])) for record, row in zip(gold, rows)]
+    expected = ref_process_files(files, total=len(gold))
+    assert blocks[0]["metrics"]["review_hit_rate"] is None
+    assert blocks[0]["metrics"]["paper_hit_rate"] == expected["paper_hit_rate"] == 1.0
+    assert blocks[0]["metrics"]["decision_hit_rate"] == expected["decision_hit_rate"] == 17 / 20
+    assert blocks[0]["counts"]["empty_decisions"] == 3 and blocks[0]["counts"]["missed_papers"] == 0
+    assert "chengtan9907/ReviewMT@586e27bbdcd7459a001e38ead52b18a6af801664" in blocks[0]["source"]
 
 
 # ================================================================================================= novelty
@@ -844,11 +996,12 @@ def test_novelty_audit_reference_bca_and_strict(seed):
                                                                                    abs=1e-15)
 
 
-# ============================================================================================ shared sample
-
-
-def innoeval_sample(name):
-    path = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "innoeval" / name
-    if not path.exists():
-        pytest.skip(f"{path} not present")
-    return json.loads(path.read_text(encoding="utf-8"))
+def test_every_reference_block_names_the_commit_it_reproduces():
+    runs = [innoeval.score_points(*seeded_points(0)), innoeval.score_groups(*seeded_groups(0)),
+            innoeval.score_pairs(*seeded_pairs(0)), siqa.score_understanding(*seeded_siqa_u(0)),
+            siqa.score_scoring(*seeded_siqa_s(0)), reviewmt.score_reviews(*seeded_reviewmt(0))]
+    gold, before, after = seeded_novelty_pairs(0)
+    runs += [novelty.score_pairwise(gold, before), novelty.audit_pairwise(gold, before, predictions_after=after,
+                                                                          n_boot=50)]
+    for report in runs:
+        assert re.match(r"[\w.-]+/[\w.-]+@[0-9a-f]{40} \S+\.py ", report.reference.source), report.reference.source

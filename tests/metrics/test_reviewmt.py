@@ -1,9 +1,14 @@
 """ReviewMT metrics: decision and score parsers, hit rates, MAE and decision F1."""
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import f1_score, mean_absolute_error
+from typer.testing import CliRunner
+
+from service.cli import app as cli_app
 
 from service.metrics.parsing import MetricsInputError
 from service.metrics.reviewmt import parse_decision, parse_score, score_reviews
@@ -92,3 +97,50 @@ def test_errors():
         score_reviews([paper(0, "accept", 5), paper(0, "accept", 5)], [{"id": "p0", "decision": "accept"}])
     with pytest.raises(MetricsInputError, match="empty"):
         score_reviews([paper(0, "accept", 5)], [])
+
+
+# ------------------------------------------------------------------------------- ReviewMT gold as strings
+
+
+@pytest.mark.parametrize("scores,field", [(["6", "8"], "scores[0]"), ([6, None], "scores[1]"),
+                                          ("6, 8", "scores"), ([6, True], "scores[1]")])
+def test_reviewmt_gold_scores_of_the_wrong_type_name_the_field(scores, field):
+    with pytest.raises(MetricsInputError) as error:
+        score_reviews([{"id": "r1", "decision": "accept", "scores": scores}], [{"id": "r1", "decision": "accept"}])
+    assert error.value.location() == f"gold[0].{field}"
+
+
+def test_reviewmt_gold_scores_as_strings_exit_2_on_the_cli(tmp_path):
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(json.dumps({"id": "r1", "decision": "accept", "scores": ["6", "8"]}) + "\n")
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text(json.dumps({"id": "r1", "decision": "accept"}) + "\n")
+    result = CliRunner().invoke(cli_app, ["metrics", "reviewmt", "--gold", str(gold), "--pred", str(pred)])
+    assert result.exit_code == 2 and f"{gold} line 1, field 'scores[0]'" in " ".join(result.output.split())
+
+
+# ---------------------------------------------------------------------------- ReviewMT per-review gold
+
+
+def test_reviewmt_score_mae_uses_each_reviewers_own_score():
+    gold = [{"id": "r1", "decision": "accept", "scores": [8, 2]}]
+    predictions = [{"id": "r1", "reviews": ["Score: 7", "Score: 3"], "decision": "accept"}]
+    report = score_reviews(gold, predictions)
+    assert report.metrics["score_mae"] == 1.0  # against the paper's mean 5 it would be 2.0
+    assert report.counts["reviews_scored_per_reviewer"] == 2
+    assert report.reference.metrics["review_mae_mean"] == 1.0
+
+
+def test_reviewmt_reviews_beyond_the_gold_count_are_counted_not_scored():
+    gold = [{"id": "r1", "decision": "accept", "scores": [8]}]
+    report = score_reviews(gold, [{"id": "r1", "reviews": ["Score: 7", "Score: 3"], "decision": "accept"}])
+    assert report.metrics["score_mae"] == 1.0 and report.counts["reviews_without_gold"] == 1
+
+
+# -------------------------------------------------------------------------------- reviews as a string
+
+
+def test_reviewmt_reviews_given_as_a_string_are_counted():
+    gold = [{"id": "r1", "decision": "accept", "rating": 6}]
+    report = score_reviews(gold, [{"id": "r1", "reviews": "Score: 6", "decision": "accept"}])
+    assert report.counts["invalid_reviews"] == 1 and report.details["invalid_reviews_ids"] == ["r1"]

@@ -4,7 +4,6 @@ import json
 import random
 from itertools import combinations, permutations
 from math import factorial
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -15,7 +14,6 @@ from service.metrics.innoeval import LABELS, parse_decision, score_groups, score
 from service.metrics.parsing import MetricsInputError
 from service.metrics.ranking import expected_lis, lis_length, lis_match, lis_match_chance
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "innoeval"
 NAMES = {"reject": "Reject", "poster": "Accept (Poster)", "spotlight": "Accept (Spotlight)",
          "oral": "Accept (Oral)", "highlight": "Accept (Highlight)"}
 
@@ -204,16 +202,9 @@ def test_pairs_only_ties_is_an_error():
 # --------------------------------------------------------------------------------- real sample files
 
 
-def shared_file(name):
-    path = SHARED / name
-    if not path.exists():
-        pytest.skip(f"{path} absent (needs ../shared/data)")
-    return path
-
-
 @pytest.mark.shared
-def test_real_points_file_parses_as_gold():
-    path = shared_file("conference_points.sample.jsonl")
+def test_real_points_file_parses_as_gold(innoeval_sample):
+    path = innoeval_sample("conference_points.sample.jsonl")
     gold = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     predictions = [{"id": record["paper_id"], "prediction": record["decision"]} for record in gold]
     report = score_points(gold, predictions)
@@ -222,8 +213,8 @@ def test_real_points_file_parses_as_gold():
 
 
 @pytest.mark.shared
-def test_real_groups_file_parses_as_gold():
-    gold = json.loads(shared_file("conference_groups.sample.json").read_text())
+def test_real_groups_file_parses_as_gold(innoeval_sample):
+    gold = json.loads(innoeval_sample("conference_groups.sample.json").read_text())
     rng = random.Random(0)
     predictions = []
     for record in gold:
@@ -238,9 +229,9 @@ def test_real_groups_file_parses_as_gold():
 
 
 @pytest.mark.shared
-def test_real_pairs_files_parse_as_gold():
-    gold = (json.loads(shared_file("conference_pairs_easy.sample.json").read_text())
-            + json.loads(shared_file("conference_pairs_diff.sample.json").read_text()))
+def test_real_pairs_files_parse_as_gold(innoeval_sample):
+    gold = (json.loads(innoeval_sample("conference_pairs_easy.sample.json").read_text())
+            + json.loads(innoeval_sample("conference_pairs_diff.sample.json").read_text()))
     tier = {"Reject": 1, "Accept (Poster)": 2, "Accept (Spotlight)": 3, "Accept (Oral)": 4}
     predictions = []
     for record in gold:  # a perfect judge, shown b first

@@ -78,7 +78,7 @@ def test_s_srcc_plcc_equal_scipy(rows):
     predictions = [{"id": f"i{k}", "perception": logits} for k, (_, logits) in enumerate(rows)]
     report = score_scoring(gold, predictions)
     truth = [g for g, _ in rows]
-    levels = [float(softmax(np.array(l)) @ np.arange(1, 6)) for _, l in rows]
+    levels = [float(softmax(np.array(logits)) @ np.arange(1, 6)) for _, logits in rows]
     with np.errstate(all="ignore"):
         import warnings
         with warnings.catch_warnings():
@@ -123,3 +123,18 @@ def test_s_errors():
     with pytest.raises(MetricsInputError) as error:
         score_scoring([{"id": "i0", "perception": "high"}], [{"id": "i0", "perception": [0] * 5}])
     assert error.value.location() == "gold[0].perception"
+
+
+# ------------------------------------------------------------------------------ SIQA-U and its choices
+
+
+def test_siqa_u_reads_choices_against_the_items_own_choices():
+    gold = [{"id": "q1", "answer": "B", "choices": ["yes", "no"]}, {"id": "q2", "answer": "D",
+                                                                   "choices": {"A": 1, "B": 2, "C": 3, "D": 4}}]
+    report = score_understanding(gold, [{"id": "q1", "prediction": "D"}, {"id": "q2", "prediction": "D"}])
+    assert report.counts["out_of_range"] == 1 and report.counts["invalid"] == 1
+    assert report.metrics["accuracy"] == 0.5 and report.details["out_of_range_ids"] == ["q1"]
+    with pytest.raises(MetricsInputError, match="own choices") as error:
+        score_understanding([{"id": "q1", "answer": "C", "choices": ["yes", "no"]}],
+                            [{"id": "q1", "prediction": "A"}])
+    assert error.value.location() == "gold[0].answer"

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from service.cli import app as cli_app
 from service.metrics import TASKS, MetricsInputError, run_task
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BOM = "\ufeff"
 
 
