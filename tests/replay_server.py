@@ -14,7 +14,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from tests.conftest import SHARED_DATA
+from tests.helpers import SHARED_DATA
 
 APIS = SHARED_DATA / "apis"
 

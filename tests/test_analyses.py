@@ -11,16 +11,16 @@ from fastapi.testclient import TestClient
 from scipy import stats
 from typer.testing import CliRunner
 
-import analysis_fixture as fx
 from indexing.db import session_scope
 from indexing.settings import Settings
 from service.analyses import AnalysisError, Selection, correlations, quadrants, systems_summary, table_rows, to_csv
+from tests import factories as fx
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
-    return home, fx.build(home)
+    return home, fx.analysis_store(home)
 
 
 @pytest.fixture()
@@ -235,7 +235,7 @@ def test_direction_level_reads_the_direction_score(tmp_path):
     from service.analyses.selection import load_ideas
 
     home = tmp_path / "home"
-    fx.build(home)
+    fx.analysis_store(home)
     with session_scope(Settings(home=home).db_path) as s:
         unmatched = s.scalars(select(Score).where(Score.matched.is_(False)).order_by(Score.id)).first()
         unmatched.matcher, unmatched.direction_score, unmatched.n_direction_matches = "hybrid", 0.8, 2

@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 
-import analysis_fixture as fx
-from tests.conftest import ROOT, Server
+from tests import factories as fx
+from tests.helpers import ROOT, Server
 
+pytestmark = pytest.mark.server
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts"
 
@@ -19,7 +20,7 @@ if not (Path(CHROMIUM).exists() or shutil.which("chromium")):
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
-    fx.build(home)
+    fx.analysis_store(home)
     srv = Server(home, token=None)
     yield srv.url
     srv.stop()
@@ -92,7 +93,7 @@ def make_hybrid(home: Path) -> str:
 
 def test_idea_drill_down_shows_hybrid_probabilities_and_evidence(tmp_path):
     home = tmp_path / "home"
-    fx.build(home)
+    fx.analysis_store(home)
     idea_id, idea_pk = make_hybrid(home)
     srv = Server(home, token=None)
     try:

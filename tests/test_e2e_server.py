@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 TOKEN = {"Authorization": "Bearer test-token"}
 PAPERS = ROOT / "data" / "papers.jsonl"

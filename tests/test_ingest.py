@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from indexing.db import session_scope
 from indexing.ingest import IngestRejected, ingest_bytes, ingest_path
 from indexing.models import Paper
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 
 def papers(settings) -> dict[str, Paper]:

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings as hsettings, strategies as 
 
 from indexing.db import migrate
 from indexing.ingest import IngestRejected, IngestReport, ingest_bytes
-from tests.conftest import FIXTURES, ROOT, SHARED_DATA
+from tests.helpers import FIXTURES, ROOT, SHARED_DATA
 
 BOM = b"\xef\xbb\xbf"
 COLUMNS = ("paper_id", "source", "title", "abstract", "publication_date", "date_rule", "year", "venue", "status",

@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from indexing.db import session_scope
 from indexing.ingest import ingest_path
 from indexing.models import Paper
-from tests.conftest import SHARED_DATA
+from tests.helpers import SHARED_DATA
 
 PAPERLISTS = sorted((SHARED_DATA / "paperlists").glob("*/*.json"))
 pytestmark = pytest.mark.skipif(not PAPERLISTS, reason="../shared/data/paperlists is absent")

@@ -6,9 +6,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import ROOT
-from tests.test_windows import make_old_version
+from tests.factories import make_old_version
+from tests.helpers import ROOT, Server
 
+pytestmark = pytest.mark.server
 TOKEN = {"Authorization": "Bearer test-token"}
 BUILT = {"start": "2023-06-01", "end": "2025-12-31"}
 
@@ -21,8 +22,6 @@ def ideas(name: str) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory):
-    from tests.conftest import Server
-
     server = Server(tmp_path_factory.mktemp("windows") / "home")
     try:
         r = httpx.post(f"{server.url}/v1/papers", headers=TOKEN, timeout=120,

@@ -4,16 +4,12 @@ import json
 import os
 import random
 import re
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
-from tests.conftest import ROOT, Server
+from tests.helpers import ROOT, Server
 
 FULL = os.environ.get("HINDSIGHT_RELIABILITY_FULL") == "1"
 SEED = int(os.environ.get("HINDSIGHT_RELIABILITY_SEED", "20260601"))
@@ -21,8 +17,6 @@ TOKEN_VALUE = "rel-admin-7f3a9c0e5b"  # distinctive, so a leak is found by a pla
 TOKEN = {"Authorization": f"Bearer {TOKEN_VALUE}"}
 PAPERS = ROOT / "data" / "papers.jsonl"
 IDEAS = ROOT / "data" / "ideas" / "sample.jsonl"
-_SCRIPT = Path(sys.executable).with_name("hindsight")
-HINDSIGHT = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-c", "from service.cli import main; main()"]
 # an absolute path or a Python traceback in an answer
 LEAK = re.compile(r"Traceback \(most recent|File \"/|(?<![\w.:/])/(?:tmp|home|root|work|var|usr|proc|etc)/")
 
@@ -67,39 +61,12 @@ def write_report(name: str, data: dict) -> None:
         (Path(out) / f"{name}.json").write_text(text + "\n")
 
 
-def cli(home: Path, *args: str, timeout: float = 300, token: str | None = None) -> subprocess.CompletedProcess:
-    """Run `hindsight ARGS` against this home and wait for it."""
-    return subprocess.run([*HINDSIGHT, *args], cwd=ROOT, env=cli_env(home, token), capture_output=True, text=True,
-                          timeout=timeout)
-
-
-def cli_env(home: Path, token: str | None = None) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}
-    env |= {"HINDSIGHT_HOME": str(home), "COLUMNS": "200", "NO_COLOR": "1"}
-    if token:
-        env["HINDSIGHT_ADMIN_TOKEN"] = token
-    return env
-
-
 class LiveServer(Server):
     """The real server with the suite's admin token, logging at info (the access tests read the log)."""
 
     def __init__(self, home: Path, token: str | None = TOKEN_VALUE, env: dict | None = None) -> None:
         super().__init__(home, token=token, env={"COLUMNS": "200", "NO_COLOR": "1", **(env or {})},
                          log_level="info", start_timeout=120)
-
-
-@pytest.fixture
-def live_server() -> Iterator:
-    started: list[LiveServer] = []
-
-    def start(home: Path, **kwargs) -> LiveServer:
-        started.append(LiveServer(home, **kwargs))
-        return started[-1]
-
-    yield start
-    for server in started:
-        server.stop()
 
 
 def upload(url: str, name: str, data: bytes, *, headers: dict | None = None, timeout: float = 120,

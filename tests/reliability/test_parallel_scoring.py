@@ -8,7 +8,7 @@ import time
 
 import httpx
 
-from tests.reliability.conftest import (
+from tests.reliability.helpers import (
     SEED, TOKEN, jsonl, sample_ideas, scale, seeded_server, synthetic_papers, upload, wait_job, write_report,
 )
 
