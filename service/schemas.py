@@ -2,7 +2,7 @@
 
 import re
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
@@ -32,9 +32,9 @@ def _filled(value: str | None) -> bool:
     return value is not None and re.search(r"\S", value) is not None
 
 
-_SOME_TEXT = {"type": "string", "pattern": r"\S"}
+_SOME_TEXT: dict[str, Any] = {"type": "string", "pattern": r"\S"}
 # the rule below, said in the schema, so a client generated from it builds only ideas the server accepts
-_TEXT_OR_PROBLEM_METHOD = [
+_TEXT_OR_PROBLEM_METHOD: list[Any] = [
     {"required": ["text"], "properties": {"text": _SOME_TEXT, "problem": {"type": "null"}, "method": {"type": "null"}}},
     {"required": ["problem"], "properties": {"problem": _SOME_TEXT, "text": {"type": "null"}}},
     {"required": ["method"], "properties": {"method": _SOME_TEXT, "text": {"type": "null"}}},

@@ -27,7 +27,8 @@ JUDGE_MEDIAN = 7.0
 
 
 def analysis_store(home: Path, *, seed: int = 7) -> list[dict]:
-    """Two systems with planted quadrant memberships: write runs, ideas, scores, matches and two judges' scores; return the planted rows."""
+    """Two systems with planted quadrant memberships: write runs, ideas, scores, matches and two judges' scores;
+    return the planted rows."""
     rng = np.random.default_rng(seed)
     db_path = home / "hindsight.db"
     migrate(db_path)

@@ -50,8 +50,8 @@ def counts_of(answer, group) -> dict:
 def test_default_cuts_recover_the_planted_quadrants(session, store):
     answer = quadrants(session, selection=Selection(), judge="judge-1")
     assert answer["cuts"]["hindsight"]["kind"] == "matched"
-    assert answer["cuts"]["judge"] == {"kind": "median", "value": fx.JUDGE_MEDIAN,
-                                       "rule": "high judge-1 overall: judge-1 overall > 7 (the median of the selection)"}
+    rule = "high judge-1 overall: judge-1 overall > 7 (the median of the selection)"
+    assert answer["cuts"]["judge"] == {"kind": "median", "value": fx.JUDGE_MEDIAN, "rule": rule}
     for system, planted in fx.PLANTED.items():
         assert counts_of(answer, system) == planted
         row = next(c for c in answer["counts"] if c["group"] == system)
@@ -174,7 +174,8 @@ def test_http_analysis_endpoints(client):
     assert q.status_code == 200 and q.json()["cuts"]["judge"]["value"] == 8.5
     assert client.get("/v1/analysis/quadrants", params={"judge": "judge-1", "dimension": "bogus"}).status_code == 422
     err = client.get("/v1/analysis/quadrants", params={"hindsight_cut": "abc", "judge": "judge-1"})
-    assert err.status_code == 422 and err.json()["detail"][0]["loc"] == ["query", "hindsight_cut"]  # the schema's pattern
+    # the schema's pattern
+    assert err.status_code == 422 and err.json()["detail"][0]["loc"] == ["query", "hindsight_cut"]
     assert client.get("/v1/analysis/quadrants").json()["detail"].startswith("judge: several judges")
     text = client.get("/v1/analysis/quadrants", params={"judge": "judge-1", "format": "csv", "table": "ideas"})
     assert text.headers["content-type"].startswith("text/csv") and len(text.text.strip().splitlines()) == 25

@@ -36,8 +36,8 @@ def test_ingest_build_score_status_and_rollback(tmp_path: Path):
     out = run_cli(home, "score", str(ideas), "--out", str(result), "--system", "s", "--run", "r")
     assert out.returncode == 0, out.stderr
     assert "2 ideas: mean score" in out.stderr
-    lines = [json.loads(l) for l in result.read_text().splitlines()]
-    assert [l["id"] for l in lines] == ["i1", "i2"]
+    lines = [json.loads(text) for text in result.read_text().splitlines()]
+    assert [line["id"] for line in lines] == ["i1", "i2"]
     for line in lines:
         assert line["index_version"] == second["version"] and line["model"] == "minilm" and line["theta"] == 0.75
         assert line["cutoff"] == "2023-06-01" and line["window"] == {"start": "2023-06-01", "end": "2025-12-31"}
@@ -48,7 +48,7 @@ def test_ingest_build_score_status_and_rollback(tmp_path: Path):
         assert line["score"] == max((m["impact"] for m in line["matches"] if m["realised"]), default=0.0)
     dense = tmp_path / "dense.jsonl"
     assert run_cli(home, "score", str(ideas), "--out", str(dense), "--matcher", "dense").returncode == 0
-    for line in (json.loads(l) for l in dense.read_text().splitlines()):
+    for line in (json.loads(text) for text in dense.read_text().splitlines()):
         sims = [m["similarity"] for m in line["matches"]]
         assert line["matcher"] == "dense" and sims == sorted(sims, reverse=True) and len(sims) <= 20
 

@@ -42,12 +42,14 @@ def test_dashboard_shows_plot_and_quadrant_tables(server):
             try:
                 page.wait_for_selector("#judge option[value='judge-1']", state="attached", timeout=10_000)
             except sync_api.TimeoutError:
-                pytest.fail(f"judges never listed; failures: {failed}; error box: {page.locator('#error').text_content()}")
+                box = page.locator('#error').text_content()
+                pytest.fail(f"judges never listed; failures: {failed}; error box: {box}")
             page.select_option("#judge", "judge-1")
             page.select_option("#dimension", "novelty")
             page.wait_for_function("document.querySelector('#quadrant-section').dataset.ready === 'judge-1:novelty'")
             page.wait_for_function("() => { const i = document.querySelector('#quadrant-plot');"
-                                   " return i.complete && i.naturalWidth > 300 && i.src.includes('dimension=novelty'); }")
+                                   " return i.complete && i.naturalWidth > 300"
+                                   " && i.src.includes('dimension=novelty'); }")
             assert page.locator("#error").is_hidden(), page.locator("#error").text_content()
             # the counts table names both systems and all four quadrants
             counts = page.locator("#counts-table").inner_text()

@@ -1,4 +1,5 @@
-"""Fetching from OpenAlex and Semantic Scholar against a loopback server replaying their recorded bodies, with faults."""
+"""Fetching from OpenAlex and Semantic Scholar against a loopback server replaying their recorded bodies, with
+faults."""
 
 import functools
 import gzip

@@ -63,7 +63,8 @@ def papers(draw) -> list[dict]:
         out.append({
             "n": i, "title": title, "abstract": "A" + draw(free) if draw(st.booleans()) else "",
             "date": draw(st.one_of(st.none(), st.dates(date(2020, 1, 1), date(2026, 12, 31)))),
-            "year": draw(st.integers(2020, 2026)), "venue": draw(st.sampled_from([None, "ICLR", "NeurIPS", "Some, Venue"])),
+            "year": draw(st.integers(2020, 2026)),
+            "venue": draw(st.sampled_from([None, "ICLR", "NeurIPS", "Some, Venue"])),
             "citations": draw(st.one_of(st.none(), st.integers(0, 10_000))),
             "doi": f"10.5555/x.{i}.{draw(st.integers(0, 99))}" if draw(st.booleans()) else None,
         })

@@ -1,4 +1,5 @@
-"""Ray Data embedding on a local 2-CPU Ray: the same vectors as the single-process path, retried workers, no duplicates."""
+"""Ray Data embedding on a local 2-CPU Ray: the same vectors as the single-process path, retried workers, no
+duplicates."""
 
 import os
 import random
@@ -44,7 +45,8 @@ def papers(n: int, seed: int = 0) -> list[dict]:
 
 def cache_rows(settings: Settings) -> dict[str, int]:
     with session_scope(settings.db_path) as session:
-        return dict(session.execute(select(Embedding.content_hash, func.count()).group_by(Embedding.content_hash)).all())
+        query = select(Embedding.content_hash, func.count()).group_by(Embedding.content_hash)
+        return dict(session.execute(query).all())
 
 
 @pytest.mark.server  # a local Ray cluster is a set of processes

@@ -17,7 +17,7 @@ BUILT = {"start": "2023-06-01", "end": "2025-12-31"}
 def ideas(name: str) -> list[dict]:
     import json
 
-    return [json.loads(l) for l in (ROOT / f"data/ideas/{name}.jsonl").read_text().splitlines() if l.strip()]
+    return [json.loads(line) for line in (ROOT / f"data/ideas/{name}.jsonl").read_text().splitlines() if line.strip()]
 
 
 @pytest.fixture(scope="module")

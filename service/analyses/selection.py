@@ -2,6 +2,7 @@
 
 import math
 from dataclasses import dataclass
+from typing import Any
 from datetime import date
 
 import numpy as np
@@ -75,7 +76,7 @@ def resolve_runs(session: Session, refs: list[str], *, systems: list[str] | None
         if systems:
             query = query.where(Run.system.in_(systems))
         found = list(session.scalars(query))
-        if not found and ref.isdigit() and session.get(Run, int(ref)):
+        if not found and ref.isdigit() and session.get(Run, int(ref)) is not None:
             found = [int(ref)]
         if not found:
             raise AnalysisError("run", f"no run {ref!r}" + (f" in systems {', '.join(systems)}" if systems else ""))
@@ -151,7 +152,7 @@ def load_ideas(session: Session, selection: Selection) -> pd.DataFrame:
 def window_report(ideas: pd.DataFrame, selection: Selection) -> dict:
     """The windows an answer's scores come from and the ideas scored earlier than their system's knowledge."""
     leaks = ideas[ideas["leak_risk"].astype(bool)]
-    report = {
+    report: dict[str, Any] = {
         "windows": [{"window": w, "ideas": int(len(part)), "leak_risk_ideas": int(part["leak_risk"].sum())}
                     for w, part in ideas.groupby("window", sort=True)],
         "pooled_windows": bool(selection.pool_windows and ideas["window"].nunique() > 1),
@@ -178,7 +179,7 @@ def unscored_count(session: Session, selection: Selection) -> int:
 def load_judge_scores(session: Session, idea_pks) -> pd.DataFrame:
     """Judge scores of these ideas: idea_pk, judge and one column per dimension (NaN when not given)."""
     pks = [int(p) for p in idea_pks]
-    rows = []
+    rows: list[Any] = []
     for start in range(0, len(pks), 500):  # SQLite caps bound parameters
         rows += session.execute(select(JudgeScore.idea_pk, JudgeScore.judge,
                                        *(getattr(JudgeScore, d) for d in DIMENSIONS))

@@ -1,6 +1,6 @@
 """Analyses: system summary and comparison, correlations, quadrants, their plots and CSV exports."""
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
 from pydantic import Field
@@ -17,7 +17,7 @@ from service.analyses.quadrants import quadrant_counts
 from service.analyses.selection import load_ideas
 from service.deps import HolderDep, SessionDep, SettingsDep
 from service.errors import errors
-from service.judges import DIMENSIONS
+from service.judges import Dimension as JudgeDimension
 from service.state import NoIndex
 
 router = APIRouter(prefix="/v1/analysis", tags=["analysis"])
@@ -34,14 +34,15 @@ HindsightCut = Annotated[str | None, Query(pattern=f"^(matched|median|{NUMBER})$
                                            description="matched (default), median, or a number: high = score > it.")]
 JudgeCut = Annotated[str | None, Query(pattern=f"^(median|{NUMBER})$",
                                        description="median (default) or a number: high = judge score > it.")]
-Dimension = Annotated[Literal[DIMENSIONS], Query(description="The judge dimension.")]
+Dimension = Annotated[JudgeDimension, Query(description="The judge dimension.")]
 Quadrant = Annotated[Literal["true_positive", "hidden_gem", "overhyped", "true_negative"] | None,
                      Query(description="Only this quadrant's ideas.")]
 # state-dependent refusals (no run with that id, several judges and none chosen, nothing scored yet) are 422s
 ANALYSIS_ERRORS = errors(422, 503)
-JSON_OR_CSV = {200: {"description": "JSON, or a CSV table with ?format=csv.", "content": {
+Responses = dict[int | str, dict[str, Any]]
+JSON_OR_CSV: Responses = {200: {"description": "JSON, or a CSV table with ?format=csv.", "content": {
     "application/json": {"schema": {"type": "object"}}, "text/csv": {"schema": {"type": "string"}}}}}
-IMAGE = {200: {"description": "The plot as PNG or SVG.", "content": {
+IMAGE: Responses = {200: {"description": "The plot as PNG or SVG.", "content": {
     "image/png": {"schema": {"type": "string", "format": "binary"}}, "image/svg+xml": {"schema": {"type": "string"}}}}}
 Level = Annotated[Literal["realised", "direction"], Query(
     description="Decision level of the HindSight score: realised (default) or direction (hybrid matcher).")]

@@ -70,7 +70,7 @@ def test_two_builds_started_together(tmp_path, minilm):
         assert BUSY in next(err for code, err in results if code == 1)
     rows = builds(settings.db_path)[1:]
     assert [s for _, s, _, _ in rows] == ["published"] * codes.count(0), rows
-    for (_, _, a1, b1), (_, _, a2, b2) in zip(rows, rows[1:]):
+    for (_, _, _, b1), (_, _, a2, _) in zip(rows, rows[1:]):
         assert b1 <= a2, f"two builds ran at once: {rows}"  # never two writers
     after = list_versions(settings.indexes_dir)
     assert len(after) - len(before) == codes.count(0) and current_version(settings.indexes_dir) == after[-1]
@@ -98,7 +98,7 @@ def test_api_rebuilds_queue_and_cli_build_is_refused_meanwhile(tmp_path, live_se
     assert cli_out is not None, "the second rebuild never waited behind the first"
     assert cli_out.returncode == 0 or BUSY in cli_out.stderr, cli_out.stderr  # refused, or ran in a gap
     rows = builds(home / "hindsight.db")
-    for (_, _, a1, b1), (_, _, a2, b2) in zip(rows, rows[1:]):
+    for (_, _, _, b1), (_, _, a2, _) in zip(rows, rows[1:]):
         assert b1 is not None and b1 <= a2, f"two builds ran at once: {rows}"
     published = [i for i, status, _, _ in rows if status == "published"]
     assert len(published) == 3 + (cli_out.returncode == 0), rows
