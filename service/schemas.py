@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from indexing.windows import iso_day
+
 
 def _valid_unicode(value: str) -> str:
     try:
@@ -18,11 +20,11 @@ def _valid_unicode(value: str) -> str:
 Text = Annotated[str, AfterValidator(_valid_unicode)]
 
 
-def _iso_date(value):
+def _iso_date(value: Any) -> date:
     """A date is a "YYYY-MM-DD" string (the schema's format: date), never a number: {"until": 0} is refused."""
-    if isinstance(value, str) and re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
-        return date.fromisoformat(value)
-    raise ValueError("must be a date written YYYY-MM-DD")
+    if not isinstance(value, str):
+        raise ValueError("must be a date written YYYY-MM-DD")
+    return iso_day(value)
 
 
 IsoDate = Annotated[date, BeforeValidator(_iso_date)]  # for request bodies; pydantic's lax date takes 0 as 1970

@@ -21,7 +21,7 @@ class SystemInputError(ValueError):
 
 def _day(value: str | date, field: str) -> date:
     try:
-        return iso_day(value)
+        return iso_day(value.strip() if isinstance(value, str) else value)
     except ValueError:
         raise SystemInputError(field, f"{str(value).strip()[:40]!a} is not a date (YYYY-MM-DD)") from None
 

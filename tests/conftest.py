@@ -6,8 +6,11 @@ from typing import Any
 
 import pytest
 
+from click.testing import Result
+from typer.testing import CliRunner
+
 from indexing.db import migrate
-from indexing.settings import Settings
+from indexing.settings import Settings, get_settings
 from tests.helpers import ROOT, Server
 
 __all__ = ["ROOT"]  # tests/test_matcher.py still imports ROOT from here; new code imports tests.helpers
@@ -49,3 +52,14 @@ def server_factory() -> Iterator[Callable[..., Server]]:
     yield start
     for s in servers:
         s.stop()
+
+
+@pytest.fixture
+def run_cli_here(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Result]]:
+    """`hindsight ARGS` in this process (typer's runner) against the `settings` home."""
+    from service.cli import app
+
+    monkeypatch.setenv("HINDSIGHT_HOME", str(settings.home))
+    get_settings.cache_clear()
+    yield lambda *args: CliRunner().invoke(app, list(args))
+    get_settings.cache_clear()

@@ -2,8 +2,8 @@
 
 import math
 from dataclasses import dataclass
-from typing import Any
 from datetime import date
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from indexing.models import Idea, JudgeScore, Match, Run, Score, System
+from indexing.windows import iso_day
 from service.judges import DIMENSIONS
 
 GROUP_BY = ("system", "run", "window")
@@ -50,7 +51,7 @@ def _day(value: str | None, field: str) -> date | None:
     if value is None or str(value).strip() == "":
         return None
     try:
-        return date.fromisoformat(str(value).strip())
+        return iso_day(str(value).strip())
     except ValueError:
         raise AnalysisError(field, f"{str(value)[:40]!a} is not a date (YYYY-MM-DD)") from None
 

@@ -1,19 +1,25 @@
 """`hindsight index build|status|use`."""
 
-from datetime import date, datetime
+from datetime import date
 
 import typer
 from rich.table import Table
 
 from indexing.build import BuildBusy, BuildFailed, build_index
 from indexing.versions import IndexDamaged, current_version, list_versions, load_version, set_current
+from indexing.windows import iso_day
 from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings
 
 app = typer.Typer(help="Build, inspect and publish index versions.", no_args_is_help=True)
 
 
-def _date(value: str | None) -> date | None:
-    return datetime.strptime(value, "%Y-%m-%d").date() if value else None
+def _date(value: str | None, option: str) -> date | None:
+    if not value:
+        return None
+    try:
+        return iso_day(value)
+    except ValueError as exc:
+        fail(f"{option} {value!r} is not a date ({exc})")
 
 
 @app.command()
@@ -31,7 +37,7 @@ def build(model: str = typer.Option(None, help="Embedder: minilm (offline defaul
     settings = ready_settings()
     try:
         with progress_bars(not json_out) as bars:
-            result = build_index(settings, model=model, cutoff=_date(cutoff), until=_date(until), theta=theta,
+            result = build_index(settings, model=model, cutoff=_date(cutoff, "--cutoff"), until=_date(until, "--until"), theta=theta,
                                  progress=bars, engine=engine, address=address, matcher=matcher)
     except (BuildBusy, BuildFailed, IndexDamaged, ValueError) as exc:
         fail(str(exc), 1)
