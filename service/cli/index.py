@@ -37,8 +37,8 @@ def build(model: str = typer.Option(None, help="Embedder: minilm (offline defaul
     settings = ready_settings()
     try:
         with progress_bars(not json_out) as bars:
-            result = build_index(settings, model=model, cutoff=_date(cutoff, "--cutoff"), until=_date(until, "--until"), theta=theta,
-                                 progress=bars, engine=engine, address=address, matcher=matcher)
+            result = build_index(settings, model=model, cutoff=_date(cutoff, "--cutoff"), until=_date(until, "--until"),
+                                 theta=theta, progress=bars, engine=engine, address=address, matcher=matcher)
     except (BuildBusy, BuildFailed, IndexDamaged, ValueError) as exc:
         fail(str(exc), 1)
     m = result.manifest
