@@ -15,7 +15,6 @@ from datetime import date
 import numpy as np
 
 DATE_ORDER = "date_order"  # manifest["vector_ids"]: vector id = position in papers.json, ordered by date then pk
-NORMALISATIONS = ("global", "cohort")
 CACHED_WINDOWS = 64  # per loaded version; each holds two float arrays of the window's size
 
 
