@@ -5,15 +5,13 @@ import io
 import json
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Literal, get_args
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from indexing.models import Idea, JudgeScore, Run
 
-Dimension = Literal["novelty", "feasibility", "impact", "overall"]
-DIMENSIONS: tuple[str, ...] = get_args(Dimension)
+DIMENSIONS = ("novelty", "feasibility", "impact", "overall")
 KNOWN_FIELDS = {"idea_id", "judge", "system", "run", *DIMENSIONS}
 
 

@@ -67,21 +67,21 @@ def cutoff_sensitivity(session: Session, *, loaded: LoadedIndex, embedder: Embed
     ideas = [IdeaIn.model_construct(id=r.idea_id, problem=r.problem, method=r.method, text=r.text) for r in rows]
     matcher = matcher_of(loaded)
     # embedded once for every cutoff: whole texts for the dense rule, every facet for the hybrid one
-    dense = embedder.encode([idea_text(embedder, i) for i in ideas]) if matcher == "dense" else None
-    facets = embed_ideas(embedder, ideas) if dense is None else None
+    vectors = embedder.encode([idea_text(embedder, i) for i in ideas]) if matcher == "dense" else \
+        embed_ideas(embedder, ideas)
     groups = [r.system if selection.group_by != "run" else f"{r.system}/{r.label}" for r in rows]
     systems_of = {g: r.system for g, r in zip(groups, rows)}
     declared = declared_cutoffs(session)
     names = sorted(set(groups))
     out = []
     for window in windows:
-        results = score_embedded(ideas, dense, loaded=loaded, top_k=top_k, window=window) if dense is not None \
-            else score_hybrid(ideas, loaded=loaded, embedder=embedder, top_k=top_k, window=window, vectors=facets)
+        results = score_embedded(ideas, vectors, loaded=loaded, top_k=top_k, window=window) if matcher == "dense" \
+            else score_hybrid(ideas, loaded=loaded, embedder=embedder, top_k=top_k, window=window, vectors=vectors)
         scores = {g: np.array([res.score for res, gg in zip(results, groups) if gg == g]) for g in names}
         matched = {g: np.array([res.matched for res, gg in zip(results, groups) if gg == g]) for g in names}
-        entry: dict[str, Any] = {"cutoff": window.start.isoformat(), "window": window.as_dict(),
-                                 "papers": window.papers,
-                 "impact": loaded.window_impacts(window).stats, "groups": [], "comparisons": [], "warnings": []}
+        entry: dict[str, Any] = {
+            "cutoff": window.start.isoformat(), "window": window.as_dict(), "papers": window.papers,
+            "impact": loaded.window_impacts(window).stats, "groups": [], "comparisons": [], "warnings": []}
         for g in names:
             system = systems_of[g]
             leak = system in declared and window.start < declared[system]
@@ -101,8 +101,7 @@ def cutoff_sensitivity(session: Session, *, loaded: LoadedIndex, embedder: Embed
         out.append(entry)
     return {
         "selection": selection.as_dict(), "index_version": loaded.version, "model": loaded.manifest["model"],
-        "theta": loaded.manifest["theta"], "matcher": matcher, "top_k": top_k,
-        "built_window": loaded.manifest["window"],
+        "theta": loaded.manifest["theta"], "matcher": matcher, "top_k": top_k, "built_window": loaded.manifest["window"],
         "until": windows[0].end.isoformat(), "ideas": len(rows),
         "citation_normalisation": loaded.table.normalisation,
         "stored": False, "note": "ideas re-scored in memory at each cutoff; stored scores are not changed",

@@ -35,10 +35,11 @@ def build(model: str = typer.Option(None, help="Embedder: minilm (offline defaul
           json_out: bool = JsonOpt) -> None:
     """Embed the papers in the window, build a new version, verify it and make it current."""
     settings = ready_settings()
+    cutoff_day, until_day = _date(cutoff, "--cutoff"), _date(until, "--until")
     try:
         with progress_bars(not json_out) as bars:
-            result = build_index(settings, model=model, cutoff=_date(cutoff, "--cutoff"), until=_date(until, "--until"),
-                                 theta=theta, progress=bars, engine=engine, address=address, matcher=matcher)
+            result = build_index(settings, model=model, cutoff=cutoff_day, until=until_day, theta=theta,
+                                 progress=bars, engine=engine, address=address, matcher=matcher)
     except (BuildBusy, BuildFailed, IndexDamaged, ValueError) as exc:
         fail(str(exc), 1)
     m = result.manifest

@@ -17,8 +17,7 @@ from service.systems import plan_window
 
 
 def read_ideas(path: Path) -> list[IdeaIn]:
-    ideas: list[IdeaIn] = []
-    seen: dict[str, int] = {}
+    ideas, seen = [], {}
     for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
         if not line.strip():
             continue

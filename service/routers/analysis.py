@@ -17,7 +17,7 @@ from service.analyses.quadrants import quadrant_counts
 from service.analyses.selection import load_ideas
 from service.deps import HolderDep, SessionDep, SettingsDep
 from service.errors import errors
-from service.judges import Dimension as JudgeDimension
+from service.judges import DIMENSIONS
 from service.state import NoIndex
 
 router = APIRouter(prefix="/v1/analysis", tags=["analysis"])
@@ -34,7 +34,7 @@ HindsightCut = Annotated[str | None, Query(pattern=f"^(matched|median|{NUMBER})$
                                            description="matched (default), median, or a number: high = score > it.")]
 JudgeCut = Annotated[str | None, Query(pattern=f"^(median|{NUMBER})$",
                                        description="median (default) or a number: high = judge score > it.")]
-Dimension = Annotated[JudgeDimension, Query(description="The judge dimension.")]
+Dimension = Annotated[Literal[DIMENSIONS], Query(description="The judge dimension.")]
 Quadrant = Annotated[Literal["true_positive", "hidden_gem", "overhyped", "true_negative"] | None,
                      Query(description="Only this quadrant's ideas.")]
 # state-dependent refusals (no run with that id, several judges and none chosen, nothing scored yet) are 422s
