@@ -66,10 +66,13 @@ class ScoreRequest(BaseModel):
     run: Text = Field("default", min_length=1, max_length=255, description="A label for this run of it.")
     ideas: list[IdeaIn] = Field(min_length=1)
     top_k: int | None = Field(None, ge=1, le=200)
-    cutoff: str | None = Field(None, max_length=64, description="Window start, YYYY-MM-DD, inside the built window; "
+    # format "date" in the schema; the value is checked against the version's window, which answers with its range
+    cutoff: str | None = Field(None, max_length=64, json_schema_extra={"format": "date"},
+                               description="Window start, YYYY-MM-DD, inside the built window; "
                                                                 "default: the system's declared knowledge cutoff, "
                                                                 "else the built cutoff.")
-    until: str | None = Field(None, max_length=64, description="Window end, YYYY-MM-DD; default: the built end.")
+    until: str | None = Field(None, max_length=64, json_schema_extra={"format": "date"},
+                              description="Window end, YYYY-MM-DD; default: the built end.")
     matcher: Literal["dense", "hybrid"] | None = Field(
         None, description="Match decision: dense (cosine >= theta, the paper's rule) or hybrid (calibrated "
                           "realised/direction probabilities); default: the index version's.")

@@ -186,7 +186,13 @@ def test_http_analysis_endpoints(client):
     assert client.get("/v1/analysis/distributions.png").content[:4] == b"\x89PNG"
     systems = client.get("/v1/analysis/systems", params={"n_resamples": 200}).json()
     assert [g["group"] for g in systems["groups"]] == ["sys-a", "sys-b"]
-    assert client.get("/v1/analysis/systems", params={"runs": 99}).status_code == 422
+    # what the store does not hold is a 404, an ambiguous selection a 409, a malformed parameter a 422
+    assert client.get("/v1/analysis/systems", params={"runs": 99}).status_code == 404
+    assert client.get("/v1/analysis/systems", params={"systems": "nobody"}).status_code == 404
+    assert client.get("/v1/analysis/quadrants", params={"judge": "nobody"}).status_code == 404
+    several = client.get("/v1/analysis/quadrants")
+    assert several.status_code == 409 and "choose one" in several.json()["detail"]
+    assert client.get("/v1/analysis/systems", params={"cutoff": "20230601"}).status_code == 422
     corr = client.get("/v1/analysis/correlations", params={"format": "csv"}).text.splitlines()
     assert corr[0] == "scope,judge,dimension,n,rho,p"
     pk = q.json()["ideas"]["true_positive"]["items"][0]["idea_pk"]

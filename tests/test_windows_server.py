@@ -126,9 +126,9 @@ def test_windows_systems_leak_risk_and_window_aware_analyses(srv):
     score(url, system="vanilla-generator", run="own", ideas=vanilla)  # its own cutoff, 2024-06-01
     # analyses refuse to pool windows unless asked, and say why
     r = httpx.get(f"{url}/v1/analysis/systems")
-    assert r.status_code == 422 and "pool_windows" in r.json()["detail"] and "windows" in r.json()["detail"]
+    assert r.status_code == 409 and "pool_windows" in r.json()["detail"] and "windows" in r.json()["detail"]
     r = httpx.get(f"{url}/v1/analysis/correlations")
-    assert r.status_code == 422 and "pool_windows" in r.json()["detail"]
+    assert r.status_code == 409 and "pool_windows" in r.json()["detail"]
     pooled = httpx.get(f"{url}/v1/analysis/systems", params={"pool_windows": "true"}).json()
     assert pooled["pooled_windows"] and len(pooled["windows"]) == 4
     assert pooled["leak_risk"]["ideas"] == len(rag) and pooled["warnings"][0]["code"] == "leak_risk"

@@ -15,7 +15,7 @@ from indexing.embedders import Embedder
 from indexing.models import Idea, Run
 from indexing.versions import LoadedIndex
 from indexing.windows import WindowError
-from service.analyses.selection import AnalysisError, Selection, check_selection, number
+from service.analyses.selection import AnalysisError, NotFound, Selection, check_selection, number
 from service.analyses.systems import bootstrap_mean_ci, compare_samples
 from service.schemas import IdeaIn
 from service.matching import embed_ideas, score_hybrid
@@ -60,7 +60,7 @@ def cutoff_sensitivity(session: Session, *, loaded: LoadedIndex, embedder: Embed
     windows = [loaded.resolve_window(c, until, cutoff_field="cutoffs") for c in days]
     rows = _ideas(session, selection)
     if not rows:
-        raise AnalysisError("runs", "no stored ideas in the selection")
+        raise NotFound("runs", "no stored ideas in the selection")
     if len(rows) > MAX_IDEAS:
         raise AnalysisError("runs", f"{len(rows)} ideas selected; the sensitivity analysis re-scores at most "
                                     f"{MAX_IDEAS}: select fewer runs")

@@ -19,12 +19,26 @@ LEVELS = ("realised", "direction")
 
 
 class AnalysisError(ValueError):
-    """Bad analysis parameters or an empty selection; names the parameter at fault."""
+    """Bad analysis parameters; names the parameter at fault. HTTP answers it with `status`."""
+
+    status = 422
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+class NotFound(AnalysisError):
+    """The selection names a run, system or judge the store does not hold, or holds nothing to analyse."""
+
+    status = 404
+
+
+class Conflict(AnalysisError):
+    """The store's contents make the request ambiguous (several judges, several windows): say which one."""
+
+    status = 409
 
 
 @dataclass(frozen=True)
@@ -48,7 +62,7 @@ class Selection:
 
 
 def _day(value: str | None, field: str) -> date | None:
-    if value is None or str(value).strip() == "":
+    if value is None:
         return None
     try:
         return iso_day(str(value).strip())
@@ -80,7 +94,7 @@ def resolve_runs(session: Session, refs: list[str], *, systems: list[str] | None
         if not found and ref.isdigit() and session.get(Run, int(ref)) is not None:
             found = [int(ref)]
         if not found:
-            raise AnalysisError("run", f"no run {ref!r}" + (f" in systems {', '.join(systems)}" if systems else ""))
+            raise NotFound("run", f"no run {ref!r}" + (f" in systems {', '.join(systems)}" if systems else ""))
         ids += [i for i in found if i not in ids]
     return tuple(ids)
 
@@ -93,12 +107,12 @@ def check_selection(session: Session, selection: Selection) -> None:
     known = set(session.scalars(select(Run.id).where(Run.id.in_(selection.runs)))) if selection.runs else set()
     missing = [r for r in selection.runs if r not in known]
     if missing:
-        raise AnalysisError("runs", f"no run with id {', '.join(map(str, missing))}")
+        raise NotFound("runs", f"no run with id {', '.join(map(str, missing))}")
     if selection.systems:
         present = set(session.scalars(select(Run.system).where(Run.system.in_(selection.systems))))
         absent = [s for s in selection.systems if s not in present]
         if absent:
-            raise AnalysisError("systems", f"no runs for system {', '.join(map(repr, absent))}")
+            raise NotFound("systems", f"no runs for system {', '.join(map(repr, absent))}")
 
 
 def load_ideas(session: Session, selection: Selection) -> pd.DataFrame:
@@ -142,7 +156,7 @@ def load_ideas(session: Session, selection: Selection) -> pd.DataFrame:
         frame["group"] = frame["system"] + " @ " + frame["window"]
     windows = sorted(frame["window"].unique())
     if len(windows) > 1 and not selection.pool_windows and selection.group_by != "window":
-        raise AnalysisError("pool_windows", (
+        raise Conflict("pool_windows", (
             f"the selection mixes scores from {len(windows)} windows ({', '.join(windows)}): a score at one cutoff "
             "counts matches among other papers, with c_hat over other papers, than a score at another, so pooling "
             "them compares different futures; filter one window (cutoff=..., until=...), group per window "
@@ -203,11 +217,11 @@ def pick_judge(judges: pd.DataFrame, judge: str | None) -> str:
         if len(present) == 1:
             return present[0]
         if not present:
-            raise AnalysisError("judge", "no judge scores for the selected ideas: import them with "
+            raise NotFound("judge", "no judge scores for the selected ideas: import them with "
                                          "`hindsight judge import` or POST /v1/judge-scores")
-        raise AnalysisError("judge", f"several judges scored these ideas ({', '.join(present)}): choose one")
+        raise Conflict("judge", f"several judges scored these ideas ({', '.join(present)}): choose one")
     if judge not in present:
-        raise AnalysisError("judge", f"judge {judge!r} scored none of the selected ideas"
+        raise NotFound("judge", f"judge {judge!r} scored none of the selected ideas"
                                      + (f"; present: {', '.join(present)}" if present else ""))
     return judge
 
