@@ -293,7 +293,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=None, help="texts (real, from the shared corpus); "
                         "default 600 for minilm, 64 for specter2")
     parser.add_argument("--rounds", type=int, default=2, help="interleaved repetitions")
-    parser.add_argument("--batch-size", type=int, default=None, help="candidates' batch (default 16, the builds' default); the naive baseline keeps encode's own")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="candidates' batch (default 16, the builds' default); the naive baseline keeps "
+                             "encode's own")
     parser.add_argument("--candidates", nargs="*", default=None,
                         help="BACKEND or BACKEND@WORKERS; default: a spread of backends plus auto@2")
     parser.add_argument("--project", type=int, default=27_589, help="papers to project the SPECTER2 time for")
@@ -316,7 +318,8 @@ def main() -> None:
         return agreement(args)
     specter = args.model == "specter2"
     args.n = args.n or (64 if specter else 600)
-    args.batch_size = args.batch_size or 16  # the builds' default (HINDSIGHT_BATCH_SIZE); the naive baseline keeps encode's 32
+    # the builds' default (HINDSIGHT_BATCH_SIZE); the naive baseline keeps encode's 32
+    args.batch_size = args.batch_size or 16
     args.candidates = args.candidates or (["torch-bf16", "torch-int8", "auto@2"] if specter else
                                           ["torch", "torch-bf16", "onnx-int8", "auto@2"])
     TEXTS = corpus.texts(args.n)

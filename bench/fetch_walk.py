@@ -52,7 +52,7 @@ def main() -> None:
     n = args.pages * args.per_page
     pages = openalex_pages(works(n), per_page=args.per_page)
     ingest_times, fetch_times = [], []
-    for round_ in range(args.rounds):  # alternated, best of each: the machine is shared
+    for _ in range(args.rounds):  # alternated, best of each: the machine is shared
         with tempfile.TemporaryDirectory() as tmp:
             base = Settings(home=Path(tmp) / "ingest")
             migrate(base.db_path)

@@ -137,7 +137,8 @@ def run_size(n: int, n_queries: int, seed: int) -> list[dict]:
             break
         ivf.nprobe = nprobe
         found, ms = timed_search(ivf, queries)
-        report("ivf-flat", f"nlist={nlist} nprobe={nprobe}", ivf_build, ivf_bytes, ms, recall_at_k(found, exact), flat_ms)
+        report("ivf-flat", f"nlist={nlist} nprobe={nprobe}", ivf_build, ivf_bytes, ms, recall_at_k(found, exact),
+               flat_ms)
     del ivf, quantizer
     gc.collect()
 
@@ -178,8 +179,9 @@ def main() -> None:
     for n in sizes:
         for kind in ("ivf-flat", "hnsw32-flat"):
             b = best(rows, n, kind)
-            print(f"  n={n:>9,} {kind:<12} " + (f"{b['params']:<22} x{b['speedup_vs_flat']:.2f} recall {b['recall@20']:.4f} "
-                                               f"{b['bytes_per_paper']:.0f} B/paper" if b else "no setting reached 0.95"))
+            line = (f"{b['params']:<22} x{b['speedup_vs_flat']:.2f} recall {b['recall@20']:.4f} "
+                    f"{b['bytes_per_paper']:.0f} B/paper") if b else "no setting reached 0.95"
+            print(f"  n={n:>9,} {kind:<12} " + line)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=2)

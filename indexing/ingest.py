@@ -105,10 +105,10 @@ def _dedupe_within_file(records: list[PaperRecord], report: IngestReport) -> lis
             continue
         by_id[rec.paper_id] = rec
         keys = [("doi", rec.doi), ("arxiv", rec.arxiv_id), ("title", rec.title_key)]
-        first = next((seen[(k, v)] for k, v in keys if v and (k, v) in seen), None)
-        if first is not None:
+        same = next((seen[(k, v)] for k, v in keys if v and (k, v) in seen), None)
+        if same is not None:
             report.duplicates += 1
-            kept[first] = _merge(kept[first], rec)
+            kept[same] = _merge(kept[same], rec)
             continue
         for k, v in keys:
             if v:

@@ -82,7 +82,7 @@ class LoadedIndex:
     index: VectorIndex
     papers: dict[int, dict]  # vector id ("key": the position for date-ordered versions, else the pk) -> paper
     rows: list[dict] = field(default_factory=list)  # papers.json in file order (position i = entry i)
-    table: PaperTable | None = field(default=None, repr=False)
+    table: PaperTable = field(init=False, repr=False)  # built from rows and the manifest in __post_init__
     lexical: LexicalIndex | None = None  # BM25 over title + abstract; None in versions built before it existed
     hybrid: HybridMatcher | None = None  # the fitted hybrid matcher recorded in the manifest, if any
 
@@ -180,7 +180,8 @@ def load_version(indexes_dir: Path, version: str) -> LoadedIndex:
         index = open_index(folder, manifest["index"])
         rows = orjson.loads((folder / PAPERS).read_bytes())
     except Exception as exc:  # faiss raises RuntimeError, orjson its own: any failure means damaged
-        raise IndexDamaged(f"index version {version}: cannot be read ({type(exc).__name__}); rebuild the index") from None
+        raise IndexDamaged(f"index version {version}: cannot be read ({type(exc).__name__}); "
+                           "rebuild the index") from None
     papers = _papers(rows, version)
     if len(index) != manifest["counts"]["indexed"] or len(papers) != len(index):
         raise IndexDamaged(f"index version {version}: holds {len(index)} vectors and {len(papers)} papers, "

@@ -7,6 +7,7 @@ Versions built before (vector id = paper pk, snapshot in pk order) serve only th
 """
 
 import bisect
+import re
 import threading
 from dataclasses import dataclass, field
 from datetime import date
@@ -14,7 +15,6 @@ from datetime import date
 import numpy as np
 
 DATE_ORDER = "date_order"  # manifest["vector_ids"]: vector id = position in papers.json, ordered by date then pk
-NORMALISATIONS = ("global", "cohort")
 CACHED_WINDOWS = 64  # per loaded version; each holds two float arrays of the window's size
 
 
@@ -51,14 +51,17 @@ class Window:
         return {"start": self.start.isoformat(), "end": self.end.isoformat()}
 
 
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 def iso_day(value: str | date) -> date:
-    """Exactly YYYY-MM-DD (fromisoformat alone also takes 20230601); ValueError otherwise."""
+    """Exactly YYYY-MM-DD, a real day; ValueError otherwise. The project's one day parser: date.fromisoformat
+    alone also takes 20230601 and week dates (2023-W22-4), and strptime takes 2023-6-1."""
     if isinstance(value, date):
         return value
-    text = str(value).strip()
-    if len(text) != 10:
-        raise ValueError(text)
-    return date.fromisoformat(text)
+    if not isinstance(value, str) or not _DAY.fullmatch(value):
+        raise ValueError("must be written YYYY-MM-DD")
+    return date.fromisoformat(value)
 
 
 def parse_day(value: str | date | None, *, field: str, allowed: tuple[str, str]) -> date | None:
@@ -66,7 +69,7 @@ def parse_day(value: str | date | None, *, field: str, allowed: tuple[str, str])
     if value is None:
         return None
     try:
-        return iso_day(value)
+        return iso_day(value.strip() if isinstance(value, str) else value)
     except ValueError:
         raise WindowError(field, f"{str(value).strip()[:40]!a} is not a date (YYYY-MM-DD); the allowed range is "
                                  f"{allowed[0]}..{allowed[1]}", allowed) from None

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reliability suite in one command. Default: the fast subset (the same tests CI runs inside `pytest`).
+# The reliability suite in one command. Default: the fast subset (CI runs it in its second step, `-m server`).
 #   --full   50 kills, 10 rebuilds under load, more fuzzing examples, schemathesis --checks all with 60 examples
 #            per operation, 60 s of 8 parallel scoring clients (about 40 minutes on 2 cores)
 #   --out D  write the figures of each test as JSON into folder D (default: reliability-report/)

@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
-# Set up .venv and run the test suite (tests needing ../shared/data skip cleanly without it).
+# Set up .venv and run the fast tests: unit and in-process API tests (tests needing ../shared/data skip cleanly
+# without it). The tests marked `server` (real servers, CLI subprocesses, the browser, the reliability suite) are
+# deselected here; run them with `./scripts/test.sh -m server` (a later -m replaces this one), as .ci/run does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  # the dashboard's browser test drives Debian's Chromium; without it that one test skips
-  (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "chromium not installed; browser test will skip"
-fi
-exec .venv/bin/python -m pytest "$@"
+exec .venv/bin/python -m pytest -m "not server" "$@"

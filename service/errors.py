@@ -55,6 +55,8 @@ DESCRIPTIONS = {
     403: "Admin token wrong, or admin endpoints disabled (no HINDSIGHT_ADMIN_TOKEN on the server).",
     404: "Not found.",
     405: "Method not allowed.",
+    409: "The store's contents make the request ambiguous (several judges, several windows): the message says "
+         "which choice to make.",
     413: "Too large: the body exceeds HINDSIGHT_MAX_UPLOAD_BYTES, or too many ideas "
          "(HINDSIGHT_MAX_IDEAS_PER_REQUEST).",
     422: "The request fails its schema or a documented limit, or the uploaded file is refused.",

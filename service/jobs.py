@@ -21,7 +21,7 @@ class Jobs:
     def submit(self, kind: str, fn: Callable[[Callable[[str, int, int], None]], Any]) -> dict:
         """Run fn(progress) in the background; progress(stage, advance, total) updates the job."""
         job_id = uuid.uuid4().hex[:12]
-        job = {"id": job_id, "kind": kind, "status": "queued", "created": _now(), "finished": None,
+        job: dict[str, Any] = {"id": job_id, "kind": kind, "status": "queued", "created": _now(), "finished": None,
                "progress": {"stage": None, "done": 0, "total": 0}, "result": None, "error": None}
         with self._lock:
             self._jobs[job_id] = job

@@ -152,7 +152,9 @@ def validate_judge_file(session: Session, data: bytes, *, name: str, fmt: str = 
     ideas = _idea_index(session)
     seen: dict[tuple, int] = {}
     rows: list[_Row] = []
-    judges, dims, ignored = set(), set(), set()
+    judges: set[str] = set()
+    dims: set[str] = set()
+    ignored: set[str] = set()
     for number, obj in raw:
         ignored.update(k for k in obj if k not in KNOWN_FIELDS)
         errors: list[JudgeRowError] = []
@@ -194,7 +196,7 @@ def validate_judge_file(session: Session, data: bytes, *, name: str, fmt: str = 
                                             f"is already on line {seen[key]}"))
             else:
                 seen[key] = number
-        if errors:
+        if errors or idea_pk is None or not judge:  # without an error, both are set
             report.errors.extend(errors)
             continue
         judges.add(judge)

@@ -2,9 +2,11 @@
 
 import re
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from indexing.windows import iso_day
 
 
 def _valid_unicode(value: str) -> str:
@@ -18,11 +20,11 @@ def _valid_unicode(value: str) -> str:
 Text = Annotated[str, AfterValidator(_valid_unicode)]
 
 
-def _iso_date(value):
+def _iso_date(value: Any) -> date:
     """A date is a "YYYY-MM-DD" string (the schema's format: date), never a number: {"until": 0} is refused."""
-    if isinstance(value, str) and re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
-        return date.fromisoformat(value)
-    raise ValueError("must be a date written YYYY-MM-DD")
+    if not isinstance(value, str):
+        raise ValueError("must be a date written YYYY-MM-DD")
+    return iso_day(value)
 
 
 IsoDate = Annotated[date, BeforeValidator(_iso_date)]  # for request bodies; pydantic's lax date takes 0 as 1970
@@ -32,9 +34,9 @@ def _filled(value: str | None) -> bool:
     return value is not None and re.search(r"\S", value) is not None
 
 
-_SOME_TEXT = {"type": "string", "pattern": r"\S"}
+_SOME_TEXT: dict[str, Any] = {"type": "string", "pattern": r"\S"}
 # the rule below, said in the schema, so a client generated from it builds only ideas the server accepts
-_TEXT_OR_PROBLEM_METHOD = [
+_TEXT_OR_PROBLEM_METHOD: list[Any] = [
     {"required": ["text"], "properties": {"text": _SOME_TEXT, "problem": {"type": "null"}, "method": {"type": "null"}}},
     {"required": ["problem"], "properties": {"problem": _SOME_TEXT, "text": {"type": "null"}}},
     {"required": ["method"], "properties": {"method": _SOME_TEXT, "text": {"type": "null"}}},
@@ -64,10 +66,13 @@ class ScoreRequest(BaseModel):
     run: Text = Field("default", min_length=1, max_length=255, description="A label for this run of it.")
     ideas: list[IdeaIn] = Field(min_length=1)
     top_k: int | None = Field(None, ge=1, le=200)
-    cutoff: str | None = Field(None, max_length=64, description="Window start, YYYY-MM-DD, inside the built window; "
+    # format "date" in the schema; the value is checked against the version's window, which answers with its range
+    cutoff: str | None = Field(None, max_length=64, json_schema_extra={"format": "date"},
+                               description="Window start, YYYY-MM-DD, inside the built window; "
                                                                 "default: the system's declared knowledge cutoff, "
                                                                 "else the built cutoff.")
-    until: str | None = Field(None, max_length=64, description="Window end, YYYY-MM-DD; default: the built end.")
+    until: str | None = Field(None, max_length=64, json_schema_extra={"format": "date"},
+                              description="Window end, YYYY-MM-DD; default: the built end.")
     matcher: Literal["dense", "hybrid"] | None = Field(
         None, description="Match decision: dense (cosine >= theta, the paper's rule) or hybrid (calibrated "
                           "realised/direction probabilities); default: the index version's.")

@@ -21,7 +21,7 @@ class SystemInputError(ValueError):
 
 def _day(value: str | date, field: str) -> date:
     try:
-        return iso_day(value)
+        return iso_day(value.strip() if isinstance(value, str) else value)
     except ValueError:
         raise SystemInputError(field, f"{str(value).strip()[:40]!a} is not a date (YYYY-MM-DD)") from None
 
@@ -97,12 +97,12 @@ def plan_window(session: Session, loaded: LoadedIndex, *, system: str, cutoff: s
     else the built one; raises WindowError (field, allowed range) for a window the version cannot serve."""
     declared = get_system(session, system)
     source = "request" if cutoff is not None else "system" if declared else "index"
-    if source == "system":
+    if declared and source == "system":
         cutoff = declared.knowledge_cutoff
     try:
         window = loaded.resolve_window(cutoff, until)
     except WindowError as exc:
-        if source == "system" and exc.field == "cutoff":
+        if declared and source == "system" and exc.field == "cutoff":
             raise WindowError("cutoff", f"system {system!r} declares knowledge cutoff {declared.knowledge_cutoff}, "
                                         f"the default cutoff of its runs, but {exc.message}; pass a cutoff inside "
                                         "the built range", exc.allowed) from None

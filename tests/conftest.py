@@ -1,21 +1,32 @@
-"""Shared fixtures: isolated HINDSIGHT_HOME, the offline embedder, a real uvicorn server."""
+"""Shared fixtures: isolated HINDSIGHT_HOME, the offline embedder, a real uvicorn server; the `server` marker."""
 
-import os
-import socket
-import subprocess
-import sys
-import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
-import httpx
 import pytest
 
-from indexing.db import migrate
-from indexing.settings import Settings
+from click.testing import Result
+from typer.testing import CliRunner
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+from indexing.db import migrate
+from indexing.settings import Settings, get_settings
+from tests.helpers import ROOT, Server
+
+__all__ = ["ROOT"]  # tests/test_matcher.py still imports ROOT from here; new code imports tests.helpers
+
+# a test that asks for one of these starts a real server process, so it belongs to the second CI step
+SERVER_FIXTURES = {"server_factory", "live_server"}
+# subprocess tests in a module another branch is moving today (test_metrics_battery.py); by function name, so the
+# mark survives the move; it belongs in that module after the merge
+SUBPROCESS_TESTS = {"test_malformed_input_as_a_subprocess"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        by_fixture = SERVER_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if by_fixture or getattr(item, "originalname", "") in SUBPROCESS_TESTS:
+            item.add_marker(pytest.mark.server)
 
 
 @pytest.fixture
@@ -26,66 +37,31 @@ def settings(tmp_path: Path) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def minilm():
+def minilm() -> Any:
     from indexing.embedders.minilm import MiniLMEmbedder
 
     return MiniLMEmbedder()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """`uvicorn service.app:create_app` on a free loopback port, logging into home/server.log."""
-
-    def __init__(self, home: Path, token: str | None = "test-token", env: dict | None = None,
-                 log_level: str = "warning", start_timeout: float = 60) -> None:
-        home.mkdir(parents=True, exist_ok=True)
-        self.home, self.port = home, free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = home / "server.log"
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}
-        full_env |= {"HINDSIGHT_HOME": str(home), **({"HINDSIGHT_ADMIN_TOKEN": token} if token else {}), **(env or {})}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory", "--host", "127.0.0.1",
-             "--port", str(self.port), "--log-level", log_level],
-            cwd=ROOT, env=full_env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + start_timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited: {self.log_text()[-3000:]}")
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"server did not start within {start_timeout} s")
-
-    def log_text(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(15)
-
-
 @pytest.fixture
-def server_factory():
+def server_factory() -> Iterator[Callable[..., Server]]:
     servers: list[Server] = []
 
-    def start(home: Path, **kwargs) -> Server:
+    def start(home: Path, **kwargs: Any) -> Server:
         servers.append(Server(home, **kwargs))
         return servers[-1]
 
     yield start
     for s in servers:
         s.stop()
+
+
+@pytest.fixture
+def run_cli_here(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Result]]:
+    """`hindsight ARGS` in this process (typer's runner) against the `settings` home."""
+    from service.cli import app
+
+    monkeypatch.setenv("HINDSIGHT_HOME", str(settings.home))
+    get_settings.cache_clear()
+    yield lambda *args: CliRunner().invoke(app, list(args))
+    get_settings.cache_clear()

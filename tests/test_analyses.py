@@ -11,16 +11,16 @@ from fastapi.testclient import TestClient
 from scipy import stats
 from typer.testing import CliRunner
 
-import analysis_fixture as fx
 from indexing.db import session_scope
 from indexing.settings import Settings
 from service.analyses import AnalysisError, Selection, correlations, quadrants, systems_summary, table_rows, to_csv
+from tests import factories as fx
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
-    return home, fx.build(home)
+    return home, fx.analysis_store(home)
 
 
 @pytest.fixture()
@@ -50,8 +50,8 @@ def counts_of(answer, group) -> dict:
 def test_default_cuts_recover_the_planted_quadrants(session, store):
     answer = quadrants(session, selection=Selection(), judge="judge-1")
     assert answer["cuts"]["hindsight"]["kind"] == "matched"
-    assert answer["cuts"]["judge"] == {"kind": "median", "value": fx.JUDGE_MEDIAN,
-                                       "rule": "high judge-1 overall: judge-1 overall > 7 (the median of the selection)"}
+    rule = "high judge-1 overall: judge-1 overall > 7 (the median of the selection)"
+    assert answer["cuts"]["judge"] == {"kind": "median", "value": fx.JUDGE_MEDIAN, "rule": rule}
     for system, planted in fx.PLANTED.items():
         assert counts_of(answer, system) == planted
         row = next(c for c in answer["counts"] if c["group"] == system)
@@ -174,7 +174,8 @@ def test_http_analysis_endpoints(client):
     assert q.status_code == 200 and q.json()["cuts"]["judge"]["value"] == 8.5
     assert client.get("/v1/analysis/quadrants", params={"judge": "judge-1", "dimension": "bogus"}).status_code == 422
     err = client.get("/v1/analysis/quadrants", params={"hindsight_cut": "abc", "judge": "judge-1"})
-    assert err.status_code == 422 and err.json()["detail"][0]["loc"] == ["query", "hindsight_cut"]  # the schema's pattern
+    # the schema's pattern
+    assert err.status_code == 422 and err.json()["detail"][0]["loc"] == ["query", "hindsight_cut"]
     assert client.get("/v1/analysis/quadrants").json()["detail"].startswith("judge: several judges")
     text = client.get("/v1/analysis/quadrants", params={"judge": "judge-1", "format": "csv", "table": "ideas"})
     assert text.headers["content-type"].startswith("text/csv") and len(text.text.strip().splitlines()) == 25
@@ -185,7 +186,13 @@ def test_http_analysis_endpoints(client):
     assert client.get("/v1/analysis/distributions.png").content[:4] == b"\x89PNG"
     systems = client.get("/v1/analysis/systems", params={"n_resamples": 200}).json()
     assert [g["group"] for g in systems["groups"]] == ["sys-a", "sys-b"]
-    assert client.get("/v1/analysis/systems", params={"runs": 99}).status_code == 422
+    # what the store does not hold is a 404, an ambiguous selection a 409, a malformed parameter a 422
+    assert client.get("/v1/analysis/systems", params={"runs": 99}).status_code == 404
+    assert client.get("/v1/analysis/systems", params={"systems": "nobody"}).status_code == 404
+    assert client.get("/v1/analysis/quadrants", params={"judge": "nobody"}).status_code == 404
+    several = client.get("/v1/analysis/quadrants")
+    assert several.status_code == 409 and "choose one" in several.json()["detail"]
+    assert client.get("/v1/analysis/systems", params={"cutoff": "20230601"}).status_code == 422
     corr = client.get("/v1/analysis/correlations", params={"format": "csv"}).text.splitlines()
     assert corr[0] == "scope,judge,dimension,n,rho,p"
     pk = q.json()["ideas"]["true_positive"]["items"][0]["idea_pk"]
@@ -235,7 +242,7 @@ def test_direction_level_reads_the_direction_score(tmp_path):
     from service.analyses.selection import load_ideas
 
     home = tmp_path / "home"
-    fx.build(home)
+    fx.analysis_store(home)
     with session_scope(Settings(home=home).db_path) as s:
         unmatched = s.scalars(select(Score).where(Score.matched.is_(False)).order_by(Score.id)).first()
         unmatched.matcher, unmatched.direction_score, unmatched.n_direction_matches = "hybrid", 0.8, 2

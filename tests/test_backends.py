@@ -14,7 +14,7 @@ from indexing.embedders.minilm import MiniLMEmbedder
 from indexing.embedders.workers import encoder
 from indexing.ingest import ingest_bytes
 from service.state import IndexHolder
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 TEXTS = [f"paper {i} on graph neural networks[SEP]" + "we study message passing and diffusion " * (i % 7 + 1)
          for i in range(24)]
@@ -24,6 +24,7 @@ def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.sum(a * b, axis=1)
 
 
+@pytest.mark.server  # starts Python processes
 def test_cache_key_module_imports_without_the_build():
     """distributed.py used to import text_hash from build.py (and build.py imports distributed lazily): a circle."""
     code = "import sys, indexing.distributed; assert 'indexing.build' not in sys.modules, 'circle'"
@@ -92,6 +93,7 @@ def test_old_manifests_without_a_backend_name_it_in_the_revision():
     assert runtime.manifest_backend({"revision": "gt-x-bf16", "backend": "torch-bf16"}) == "torch-bf16"
 
 
+@pytest.mark.server  # starts Python processes
 def test_worker_processes_give_the_in_process_vectors(settings):
     bf16 = load_embedder("minilm", settings.model_copy(update={"minilm_backend": "torch-bf16"}))
     with encoder(bf16, len(TEXTS), workers=2) as encode:

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data" / "paperlists"
+from tests.helpers import ROOT, SHARED_DATA
+
+pytestmark = pytest.mark.server
+SHARED = SHARED_DATA / "paperlists"
 slow = pytest.mark.skipif(os.environ.get("HINDSIGHT_SLOW") != "1", reason="slow: set HINDSIGHT_SLOW=1")
 shared = pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/data/paperlists")
 

@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 
-import analysis_fixture as fx
-from tests.conftest import ROOT, Server
+from tests import factories as fx
+from tests.helpers import ROOT, Server
 
+pytestmark = pytest.mark.server
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts"
 
@@ -19,7 +20,7 @@ if not (Path(CHROMIUM).exists() or shutil.which("chromium")):
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
-    fx.build(home)
+    fx.analysis_store(home)
     srv = Server(home, token=None)
     yield srv.url
     srv.stop()
@@ -41,12 +42,14 @@ def test_dashboard_shows_plot_and_quadrant_tables(server):
             try:
                 page.wait_for_selector("#judge option[value='judge-1']", state="attached", timeout=10_000)
             except sync_api.TimeoutError:
-                pytest.fail(f"judges never listed; failures: {failed}; error box: {page.locator('#error').text_content()}")
+                box = page.locator('#error').text_content()
+                pytest.fail(f"judges never listed; failures: {failed}; error box: {box}")
             page.select_option("#judge", "judge-1")
             page.select_option("#dimension", "novelty")
             page.wait_for_function("document.querySelector('#quadrant-section').dataset.ready === 'judge-1:novelty'")
             page.wait_for_function("() => { const i = document.querySelector('#quadrant-plot');"
-                                   " return i.complete && i.naturalWidth > 300 && i.src.includes('dimension=novelty'); }")
+                                   " return i.complete && i.naturalWidth > 300"
+                                   " && i.src.includes('dimension=novelty'); }")
             assert page.locator("#error").is_hidden(), page.locator("#error").text_content()
             # the counts table names both systems and all four quadrants
             counts = page.locator("#counts-table").inner_text()
@@ -92,7 +95,7 @@ def make_hybrid(home: Path) -> str:
 
 def test_idea_drill_down_shows_hybrid_probabilities_and_evidence(tmp_path):
     home = tmp_path / "home"
-    fx.build(home)
+    fx.analysis_store(home)
     idea_id, idea_pk = make_hybrid(home)
     srv = Server(home, token=None)
     try:

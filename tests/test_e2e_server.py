@@ -1,4 +1,5 @@
-"""End to end against a real uvicorn server on a loopback port: ingest, build, score, rebuild under load, auth, limits."""
+"""End to end against a real uvicorn server on a loopback port: ingest, build, score, rebuild under load, auth,
+limits."""
 
 import csv
 import json
@@ -9,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 TOKEN = {"Authorization": "Bearer test-token"}
 PAPERS = ROOT / "data" / "papers.jsonl"
@@ -44,9 +45,11 @@ def corpus() -> tuple[bytes, bytes, set[str]]:
     """The sample corpus split in two parts, the first holding the close idea's target paper."""
     lines = PAPERS.read_text().splitlines()
     _, target = close_idea()
-    first = [l for l in lines if json.loads(l)["id"] == target] + [l for l in lines if json.loads(l)["id"] != target][:59]
-    rest = [l for l in lines if l not in first][:20]
-    return "\n".join(first).encode() + b"\n", "\n".join(rest).encode() + b"\n", {json.loads(l)["id"] for l in first}
+    first = ([line for line in lines if json.loads(line)["id"] == target]
+             + [line for line in lines if json.loads(line)["id"] != target][:59])
+    rest = [line for line in lines if line not in first][:20]
+    ids = {json.loads(line)["id"] for line in first}
+    return "\n".join(first).encode() + b"\n", "\n".join(rest).encode() + b"\n", ids
 
 
 def test_full_flow(tmp_path: Path, server_factory, corpus):
@@ -127,7 +130,8 @@ def test_full_flow(tmp_path: Path, server_factory, corpus):
         with httpx.Client(timeout=60) as client:
             while not stop.is_set():
                 resp = client.post(f"{url}/v1/score", json={"system": "e2e", "run": "load", "ideas": [idea]})
-                results.append((resp.status_code, resp.json().get("index_version") if resp.status_code == 200 else resp.text))
+                ok = resp.status_code == 200
+                results.append((resp.status_code, resp.json().get("index_version") if ok else resp.text))
 
     worker = threading.Thread(target=load)
     worker.start()

@@ -1,4 +1,5 @@
-"""Fetching from OpenAlex and Semantic Scholar against a loopback server replaying their recorded bodies, with faults."""
+"""Fetching from OpenAlex and Semantic Scholar against a loopback server replaying their recorded bodies, with
+faults."""
 
 import functools
 import gzip
@@ -20,8 +21,9 @@ from indexing.fetch.walk import dry_run, run
 from indexing.ingest import ingest_path
 from indexing.models import Paper
 from indexing.settings import Settings
-from tests.conftest import ROOT
-from tests.fetch_replay import APIS, Replay, cursor_for, openalex_pages, recorded, s2_pages
+from tests.factories import corpus
+from tests.helpers import ROOT
+from tests.replay_server import APIS, Replay, cursor_for, openalex_pages, recorded, s2_pages
 
 pytestmark = pytest.mark.skipif(not APIS.is_dir(), reason="needs ../shared/data/apis")
 
@@ -57,12 +59,6 @@ def oa_records() -> list[dict]:
 
 def s2_records() -> list[dict]:
     return recorded("s2/bulk_search_first_page.json")["data"]
-
-
-def corpus(settings: Settings) -> dict[str, tuple]:
-    with session_scope(settings.db_path) as s:
-        return {p.paper_id: (p.title, p.abstract, p.publication_date, p.date_rule, p.venue, p.citation_count, p.doi)
-                for p in s.scalars(select(Paper))}
 
 
 @functools.cache
@@ -349,6 +345,7 @@ def test_s2_page_in_another_key_order_on_one_line_with_a_null_item(fast, replay)
     assert corpus(fast)[s2_records()[0]["paperId"]][1] == "line\u2028separator inside"
 
 
+@pytest.mark.server
 def test_bench_fetch_walk_tiny():
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "fetch_walk.py"), "--pages", "2", "--per-page", "20",
                            "--rounds", "1"], cwd=ROOT, capture_output=True, text=True, timeout=300)

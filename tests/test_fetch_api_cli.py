@@ -1,18 +1,16 @@
 """`hindsight fetch` / `hindsight refresh citations` as commands, and the admin jobs over the real server."""
 
 import json
-import os
 import subprocess
-import sys
 import time
 
 import httpx
 import pytest
 
-from tests.conftest import ROOT
-from tests.fetch_replay import APIS, Replay, openalex_pages, recorded, s2_pages
+from tests.helpers import run_cli
+from tests.replay_server import APIS, Replay, openalex_pages, recorded, s2_pages
 
-pytestmark = pytest.mark.skipif(not APIS.is_dir(), reason="needs ../shared/data/apis")
+pytestmark = [pytest.mark.server, pytest.mark.skipif(not APIS.is_dir(), reason="needs ../shared/data/apis")]
 ADMIN = {"Authorization": "Bearer test-token"}
 
 
@@ -32,13 +30,12 @@ def replay():
     r.close()
 
 
+FAST_FETCH = {"HINDSIGHT_OPENALEX_PACE": "0", "HINDSIGHT_S2_PACE": "0", "HINDSIGHT_FETCH_BACKOFF_MIN": "0.01",
+              "HINDSIGHT_FETCH_BACKOFF_MAX": "0.02", "HINDSIGHT_OPENALEX_API_KEY": "oa-secret"}
+
+
 def cli(home, *args, env: dict | None = None) -> subprocess.CompletedProcess:
-    full = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}
-    full |= {"HINDSIGHT_HOME": str(home), "HINDSIGHT_OPENALEX_PACE": "0", "HINDSIGHT_S2_PACE": "0",
-             "HINDSIGHT_FETCH_BACKOFF_MIN": "0.01", "HINDSIGHT_FETCH_BACKOFF_MAX": "0.02",
-             "HINDSIGHT_OPENALEX_API_KEY": "oa-secret", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "service.cli", *args], cwd=ROOT, env=full, capture_output=True,
-                          text=True, timeout=120)
+    return run_cli(home, *args, env=FAST_FETCH | (env or {}), timeout=120)
 
 
 def test_cli_dry_run_fetch_stop_and_refresh(tmp_path, replay):

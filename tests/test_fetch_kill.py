@@ -14,11 +14,11 @@ from indexing.db import migrate
 from indexing.fetch import checkpoint, openalex
 from indexing.fetch.walk import run
 from indexing.settings import Settings
-from tests.conftest import ROOT
-from tests.fetch_replay import APIS, Replay, openalex_pages, recorded
-from tests.test_fetch import corpus
+from tests.factories import corpus
+from tests.helpers import ROOT
+from tests.replay_server import APIS, Replay, openalex_pages, recorded
 
-pytestmark = pytest.mark.skipif(not APIS.is_dir(), reason="needs ../shared/data/apis")
+pytestmark = [pytest.mark.server, pytest.mark.skipif(not APIS.is_dir(), reason="needs ../shared/data/apis")]
 KILLS = 10
 
 

@@ -1,8 +1,12 @@
-"""The impact formula and idea score, against hand computation."""
+"""The impact formula and idea score, against hand computation: h(p) = 0.6 * c_hat(p) + 0.4 * v(p) over a window."""
+
+import math
+from datetime import date
 
 import pytest
 
-from indexing.impact import impact, is_top_venue, normalised_citations, top_venue_keys
+from indexing.impact import is_top_venue, top_venue_keys
+from indexing.windows import PaperTable, Window
 from service.scoring import score_vectors
 
 
@@ -10,31 +14,50 @@ def paper(pid: str, impact_value: float) -> dict:
     return {"paper_id": pid, "title": pid, "venue": None, "year": 2024, "citations": 0, "impact": impact_value}
 
 
+def impacts(citations: list[int | None], top: list[bool] | None = None, **table) -> tuple[list, list, dict]:
+    """c_hat, impact and stats of one window holding these papers (dated in order, all in 2024H1)."""
+    flags = top or [False] * len(citations)
+    rows = [{"publication_date": f"2024-01-{i + 1:02d}", "citations": c, "top_venue": flags[i]}
+            for i, c in enumerate(citations)]
+    window = Window(date(2024, 1, 1), date(2024, 1, 31), 0, len(rows))
+    got = PaperTable.of(rows, **table).impacts(window)
+    return got.c_hat.tolist(), got.impact.tolist(), got.stats
+
+
 def test_min_max_and_weights_by_hand():
-    c_hat, lo, hi = normalised_citations([10, 60, 110])
-    assert (lo, hi) == (10, 110)
+    c_hat, impact, stats = impacts([10, 60, 110], top=[True, False, False])
+    assert (stats["citation_min"], stats["citation_max"]) == (10, 110)
     assert c_hat == [0.0, 0.5, 1.0]
-    assert impact(0.5, True) == pytest.approx(0.6 * 0.5 + 0.4)
-    assert impact(1.0, False) == pytest.approx(0.6)
-    assert impact(0.0, False) == 0.0
+    assert impact == pytest.approx([0.4, 0.6 * 0.5, 0.6])
+
+
+def test_the_weights_are_the_tables():
+    _, impact, _ = impacts([0, 100], top=[True, True], citation_weight=0.5, venue_weight=0.5)
+    assert impact == pytest.approx([0.5, 1.0])
 
 
 def test_missing_citations_count_as_zero():
-    c_hat, lo, hi = normalised_citations([None, 50, 100])
-    assert (lo, hi) == (0, 100)
+    c_hat, _, stats = impacts([None, 50, 100])
+    assert (stats["citation_min"], stats["citation_max"]) == (0, 100)
     assert c_hat == [0.0, 0.5, 1.0]
 
 
 def test_min_equal_max_gives_zero():
-    assert normalised_citations([7, 7, 7])[0] == [0.0, 0.0, 0.0]
-    assert normalised_citations([None, None])[0] == [0.0, 0.0]
+    assert impacts([7, 7, 7])[0] == [0.0, 0.0, 0.0]
+    assert impacts([None, None])[0] == [0.0, 0.0]
 
 
 def test_log1p_transform():
-    import math
-
-    c_hat, lo, hi = normalised_citations([0, math.e - 1, math.e ** 2 - 1], "log1p")
+    c_hat, _, _ = impacts([0, math.e - 1, math.e ** 2 - 1], transform="log1p")
     assert c_hat == pytest.approx([0.0, 0.5, 1.0])
+
+
+def test_cohort_normalisation_is_min_max_within_each_half_year():
+    rows = [{"publication_date": d, "citations": c} for d, c in
+            [("2024-01-10", 0), ("2024-03-01", 10), ("2024-07-01", 100), ("2024-12-01", 300)]]
+    got = PaperTable.of(rows, normalisation="cohort").impacts(Window(date(2024, 1, 1), date(2024, 12, 31), 0, 4))
+    assert got.c_hat.tolist() == [0.0, 1.0, 0.0, 1.0]
+    assert got.stats["cohorts"]["2024H2"] == {"citation_min": 100, "citation_max": 300, "papers": 2}
 
 
 def test_top_venue_matching():

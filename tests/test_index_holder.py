@@ -6,7 +6,7 @@ from indexing.build import build_index
 from indexing.ingest import ingest_bytes
 from indexing.versions import PAPERS, set_current
 from service.state import IndexHolder
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 
 def test_refused_version_is_retried_when_republished_after_repair(settings, minilm, tmp_path):

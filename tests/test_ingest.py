@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from indexing.db import session_scope
 from indexing.ingest import IngestRejected, ingest_bytes, ingest_path
 from indexing.models import Paper
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 
 def papers(settings) -> dict[str, Paper]:
@@ -87,7 +87,8 @@ def test_dedup_by_doi_arxiv_and_title_across_sources(settings, tmp_path):
     ingest_path(FIXTURES / "native.jsonl", db_path=settings.db_path)
     other = tmp_path / "other.jsonl"
     other.write_text(
-        '{"id": "x-doi", "title": "Different title", "publication_date": "2024-03-15", "doi": "https://doi.org/10.5555/NAT.1", "citation_count": 50}\n'
+        '{"id": "x-doi", "title": "Different title", "publication_date": "2024-03-15", '
+        '"doi": "https://doi.org/10.5555/NAT.1", "citation_count": 50}\n'
         '{"id": "x-title", "title": "calibrated uncertainty for robot GRASPING!", "year": 2024, "citation_count": 9}\n')
     r = ingest_path(other, db_path=settings.db_path)
     assert (r.inserted, r.updated) == (0, 2)

@@ -11,9 +11,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from indexing.db import migrate
+from sqlalchemy import func, select
+
+from indexing.db import migrate, session_scope
 from indexing.ingest import IngestRejected, IngestReport, ingest_bytes
-from tests.conftest import FIXTURES, ROOT, SHARED_DATA
+from indexing.models import Paper
+from tests.helpers import FIXTURES, ROOT, SHARED_DATA
 
 BOM = b"\xef\xbb\xbf"
 COLUMNS = ("paper_id", "source", "title", "abstract", "publication_date", "date_rule", "year", "venue", "status",
@@ -63,7 +66,8 @@ def papers(draw) -> list[dict]:
         out.append({
             "n": i, "title": title, "abstract": "A" + draw(free) if draw(st.booleans()) else "",
             "date": draw(st.one_of(st.none(), st.dates(date(2020, 1, 1), date(2026, 12, 31)))),
-            "year": draw(st.integers(2020, 2026)), "venue": draw(st.sampled_from([None, "ICLR", "NeurIPS", "Some, Venue"])),
+            "year": draw(st.integers(2020, 2026)),
+            "venue": draw(st.sampled_from([None, "ICLR", "NeurIPS", "Some, Venue"])),
             "citations": draw(st.one_of(st.none(), st.integers(0, 10_000))),
             "doi": f"10.5555/x.{i}.{draw(st.integers(0, 99))}" if draw(st.booleans()) else None,
         })
@@ -230,12 +234,25 @@ def test_counts_add_up_for_every_file_of_the_suite(db):
 
 @pytest.mark.shared
 @pytest.mark.skipif(not (SHARED_DATA / "paperlists").exists(), reason="needs ../shared/data")
-def test_shared_paperlists_minified_ingest_all_3136(tmp_path):
-    db = Db(tmp_path / "hindsight.db")
-    total = inserted = 0
-    for path in sorted((SHARED_DATA / "paperlists").rglob("*.json")):
+def test_the_shared_paperlists_ingest_whole_and_minified_they_are_the_same_rows(settings, capsys):
+    paths = sorted((SHARED_DATA / "paperlists").rglob("*.json"))
+    reports = [ingest_bytes(p.read_bytes(), p.name, db_path=settings.db_path) for p in paths]
+    assert all(identity_holds(r) for r in reports)
+    assert sum(r.read for r in reports) == 3136 and sum(r.rejected for r in reports) == 0
+    with session_scope(settings.db_path) as s:
+        total = s.scalar(select(func.count()).select_from(Paper))
+        lo, hi = s.execute(select(func.min(Paper.citation_count), func.max(Paper.citation_count))).one()
+        missing = s.scalar(select(func.count()).where(Paper.citation_count.is_(None)))
+        in_window = s.scalar(select(func.count()).where(Paper.publication_date >= date(2023, 6, 1),
+                                                         Paper.publication_date <= date(2025, 12, 31)))
+    with capsys.disabled():
+        print(f"\nshared paperlists: {total} papers, citations {lo}..{hi} ({missing} unknown), "
+              f"{in_window} in the window 2023-06-01..2025-12-31")
+    assert total == sum(r.inserted for r in reports) == 3136
+    assert (lo, hi) == (0, 1068) or hi > lo
+    assert in_window == total - 496  # only AISTATS 2023 (May) precedes the June cutoff
+    # the same files minified onto one line: the same rows, so every record is unchanged
+    for path in paths:
         minified = json.dumps(json.loads(path.read_bytes()), separators=(",", ":"), ensure_ascii=False)
-        report = ingest_bytes(minified.encode(), path.name, db_path=db.path, fmt="paperlists")
-        assert identity_holds(report) and report.rejected == 0, report
-        total, inserted = total + report.read, inserted + report.inserted
-    assert (total, inserted) == (3136, 3136)
+        report = ingest_bytes(minified.encode(), path.name, db_path=settings.db_path, fmt="paperlists")
+        assert identity_holds(report) and report.rejected == 0 and report.unchanged == report.read, report

@@ -19,7 +19,8 @@ def test_upgrade_keeps_scores_and_adds_systems(tmp_path):
                           "'2023-06-01', '2025-12-31', 20, '2026-01-01')"))
     command.upgrade(cfg, "head")
     with engine.begin() as conn:
-        row = conn.execute(text("SELECT score, cutoff, window_end, leak_risk, citation_normalisation FROM scores")).one()
+        row = conn.execute(text("SELECT score, cutoff, window_end, leak_risk, citation_normalisation "
+                                "FROM scores")).one()
         assert tuple(row) == (0.5, "2023-06-01", "2025-12-31", 0, "global")
         conn.execute(text("INSERT INTO systems (name, knowledge_cutoff, model, updated_at) "
                           "VALUES ('s', '2024-01-01', NULL, '2026-01-01')"))

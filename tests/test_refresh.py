@@ -16,7 +16,7 @@ from indexing.fetch.walk import run, today
 from indexing.ingest import ingest_bytes
 from indexing.models import Paper
 from indexing.settings import Settings
-from tests.fetch_replay import APIS, Replay, openalex_pages, recorded, s2_pages
+from tests.replay_server import APIS, Replay, openalex_pages, recorded, s2_pages
 
 pytestmark = pytest.mark.skipif(not APIS.is_dir(), reason="needs ../shared/data/apis")
 OLD = date(2026, 1, 15)

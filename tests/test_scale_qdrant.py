@@ -1,4 +1,5 @@
-"""Qdrant local mode behind the vector-index interface: FAISS's top-20 and scores, a collection per version, an alias."""
+"""Qdrant local mode behind the vector-index interface: FAISS's top-20 and scores, a collection per version, an
+alias."""
 
 import numpy as np
 import pytest

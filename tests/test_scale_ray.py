@@ -1,4 +1,5 @@
-"""Ray Data embedding on a local 2-CPU Ray: the same vectors as the single-process path, retried workers, no duplicates."""
+"""Ray Data embedding on a local 2-CPU Ray: the same vectors as the single-process path, retried workers, no
+duplicates."""
 
 import os
 import random
@@ -44,9 +45,11 @@ def papers(n: int, seed: int = 0) -> list[dict]:
 
 def cache_rows(settings: Settings) -> dict[str, int]:
     with session_scope(settings.db_path) as session:
-        return dict(session.execute(select(Embedding.content_hash, func.count()).group_by(Embedding.content_hash)).all())
+        query = select(Embedding.content_hash, func.count()).group_by(Embedding.content_hash)
+        return dict(session.execute(query).all())
 
 
+@pytest.mark.server  # a local Ray cluster is a set of processes
 def test_ray_build_embeds_the_same_vectors_as_one_process(settings, minilm, local_ray, tmp_path):
     rows = papers(64)
     ingest_bytes(b"\n".join(orjson.dumps(r) for r in rows), "papers.jsonl", db_path=settings.db_path)
@@ -67,6 +70,7 @@ def test_ray_build_embeds_the_same_vectors_as_one_process(settings, minilm, loca
     assert not list((settings.home / "embed-shards").rglob("*.parquet"))  # merged shards are removed
 
 
+@pytest.mark.server  # a local Ray cluster is a set of processes
 def test_a_killed_worker_is_retried_without_losing_or_duplicating(settings, minilm, local_ray, tmp_path):
     marker = tmp_path / "crashed-once"
 
@@ -115,6 +119,7 @@ def test_merging_the_same_shards_again_adds_nothing(settings, minilm, tmp_path):
         merge_shards([shard], db_path=settings.db_path, embedder=minilm)
 
 
+@pytest.mark.server  # a local Ray cluster is a set of processes
 def test_an_export_reads_as_the_uncached_papers(settings, minilm, local_ray, tmp_path):
     rows = papers(10, seed=2)
     export = tmp_path / "export.jsonl"

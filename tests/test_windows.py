@@ -15,19 +15,19 @@ from pathlib import Path
 
 import faiss
 import numpy as np
-import orjson
 import pytest
 
 from indexing.build import build_index
 from indexing.db import migrate
 from indexing.ingest import ingest_bytes
 from indexing.settings import Settings
-from indexing.vectorindex.faiss_index import FILENAME, apply_search_params, is_ivf
-from indexing.versions import MANIFEST, PAPERS, load_version, sha256_file
+from indexing.vectorindex.faiss_index import apply_search_params, is_ivf
+from indexing.versions import load_version
 from indexing.windows import PaperTable, Window, WindowError, cohort_of
 from service.schemas import IdeaIn
 from service.scoring import context_of, idea_text, score_embedded, score_ideas
-from tests.conftest import ROOT
+from tests.factories import make_old_version
+from tests.helpers import ROOT, run_cli
 
 WINDOWS = [("2023-06-01", "2025-12-31"), ("2023-12-01", "2025-12-31"), ("2024-06-01", "2025-12-31"),
            ("2025-01-01", "2025-12-31"), ("2023-09-15", "2024-12-31"), ("2024-03-01", "2025-06-30")]
@@ -200,33 +200,6 @@ def test_cohort_normalisation_is_min_max_within_publication_half_year():
     assert PaperTable.of(rows).impacts(Window(date(2023, 6, 1), date(2025, 12, 31), 0, 5)).c_hat[1] == 0.03
 
 
-def make_old_version(indexes_dir: Path, version: str, new: str) -> None:
-    """Rewrite a version in the layout built before per-request windows: vector ids = paper pks, snapshot in pk
-    order, no vector_ids in the manifest."""
-    src, dst = indexes_dir / version, indexes_dir / new
-    shutil.copytree(src, dst)
-    rows = orjson.loads((src / PAPERS).read_bytes())
-    index = faiss.read_index(str(src / FILENAME))
-    vectors = index.reconstruct_n(0, index.ntotal)
-    order = sorted(range(len(rows)), key=lambda i: rows[i]["pk"])
-    old_rows = [{k: v for k, v in rows[i].items() if k != "pk"} | {"key": rows[i]["pk"]} for i in order]
-    old = faiss.index_factory(vectors.shape[1], "IDMap2,Flat", faiss.METRIC_INNER_PRODUCT)
-    old.add_with_ids(vectors[order], np.array([rows[i]["pk"] for i in order], dtype=np.int64))
-    faiss.write_index(old, str(dst / FILENAME))
-    (dst / PAPERS).write_bytes(orjson.dumps(old_rows))
-    manifest = json.loads((src / MANIFEST).read_text())
-    manifest.pop("vector_ids")
-    # versions of that time had no lexical index nor matcher block either
-    for name in (manifest.pop("lexical", None) or {}).get("files", []):
-        (dst / name).unlink(missing_ok=True)
-        manifest["checksums"].pop(name, None)
-    manifest.pop("matcher", None)
-    for key in ("citation_normalisation", "papers"):
-        manifest["impact"].pop(key)
-    manifest["version"] = new
-    manifest["checksums"] = {name: sha256_file(dst / name) for name in manifest["checksums"]}
-    (dst / MANIFEST).write_text(json.dumps(manifest))
-
 
 def test_old_version_serves_its_built_window_and_refuses_others(tmp_path, minilm, home_with_papers):
     settings = home_with_papers(tmp_path / "home")
@@ -244,29 +217,28 @@ def test_old_version_serves_its_built_window_and_refuses_others(tmp_path, minilm
     assert old.resolve_window("2023-06-01", "2025-12-31").range == (0, len(old.rows))
 
 
+@pytest.mark.server
 def test_cli_system_score_at_cutoff_and_sensitivity(tmp_path, minilm, home_with_papers):
-    from tests.test_cli import hs
-
     settings = home_with_papers(tmp_path / "home")
     home = settings.home
     build_index(settings, embedder=minilm)
-    out = hs(home, "system", "set", "rag-generator", "--knowledge-cutoff", "2023-12-01", "--model", "m", "--json")
+    out = run_cli(home, "system", "set", "rag-generator", "--knowledge-cutoff", "2023-12-01", "--model", "m", "--json")
     assert out.returncode == 0 and json.loads(out.stdout)["knowledge_cutoff"] == "2023-12-01"
     rag = str(ROOT / "data/ideas/rag.jsonl")
-    out = hs(home, "score", rag, "--system", "rag-generator", "--run", "own", "--json")
+    out = run_cli(home, "score", rag, "--system", "rag-generator", "--run", "own", "--json")
     assert out.returncode == 0 and json.loads(out.stdout)["window"] == {"start": "2023-12-01", "end": "2025-12-31"}
-    out = hs(home, "score", rag, "--system", "rag-generator", "--run", "early", "--cutoff", "2023-06-01")
+    out = run_cli(home, "score", rag, "--system", "rag-generator", "--run", "early", "--cutoff", "2023-06-01")
     assert out.returncode == 0 and "leak_risk" in out.stderr and "LEAK RISK" in out.stderr
-    out = hs(home, "analyze", "systems", "--pool-windows", "--json")
+    out = run_cli(home, "analyze", "systems", "--pool-windows", "--json")
     assert out.returncode == 0 and json.loads(out.stdout)["leak_risk"]["ideas"] == 12
     plot = tmp_path / "c.svg"
-    out = hs(home, "analyze", "cutoffs", "--run", "own", "--cutoffs", "2023-06-01,2024-06-01", "--plot", str(plot),
+    out = run_cli(home, "analyze", "cutoffs", "--run", "own", "--cutoffs", "2023-06-01,2024-06-01", "--plot", str(plot),
              "--json")
     assert out.returncode == 0, out.stderr
     answer = json.loads(out.stdout)
     assert [g["leak_risk"] for e in answer["cutoffs"] for g in e["groups"]] == [True, False]
     assert plot.read_text().lstrip().startswith("<?xml")
-    out = hs(home, "analyze", "cutoffs", "--run", "own", "--cutoffs", "2030-01-01")
+    out = run_cli(home, "analyze", "cutoffs", "--run", "own", "--cutoffs", "2030-01-01")
     assert out.returncode == 2 and "--cutoffs" in out.stderr and "outside the built range" in out.stderr
 
 

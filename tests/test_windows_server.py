@@ -6,9 +6,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import ROOT
-from tests.test_windows import make_old_version
+from tests.factories import make_old_version
+from tests.helpers import ROOT, Server
 
+pytestmark = pytest.mark.server
 TOKEN = {"Authorization": "Bearer test-token"}
 BUILT = {"start": "2023-06-01", "end": "2025-12-31"}
 
@@ -16,13 +17,11 @@ BUILT = {"start": "2023-06-01", "end": "2025-12-31"}
 def ideas(name: str) -> list[dict]:
     import json
 
-    return [json.loads(l) for l in (ROOT / f"data/ideas/{name}.jsonl").read_text().splitlines() if l.strip()]
+    return [json.loads(line) for line in (ROOT / f"data/ideas/{name}.jsonl").read_text().splitlines() if line.strip()]
 
 
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory):
-    from tests.conftest import Server
-
     server = Server(tmp_path_factory.mktemp("windows") / "home")
     try:
         r = httpx.post(f"{server.url}/v1/papers", headers=TOKEN, timeout=120,
@@ -127,9 +126,9 @@ def test_windows_systems_leak_risk_and_window_aware_analyses(srv):
     score(url, system="vanilla-generator", run="own", ideas=vanilla)  # its own cutoff, 2024-06-01
     # analyses refuse to pool windows unless asked, and say why
     r = httpx.get(f"{url}/v1/analysis/systems")
-    assert r.status_code == 422 and "pool_windows" in r.json()["detail"] and "windows" in r.json()["detail"]
+    assert r.status_code == 409 and "pool_windows" in r.json()["detail"] and "windows" in r.json()["detail"]
     r = httpx.get(f"{url}/v1/analysis/correlations")
-    assert r.status_code == 422 and "pool_windows" in r.json()["detail"]
+    assert r.status_code == 409 and "pool_windows" in r.json()["detail"]
     pooled = httpx.get(f"{url}/v1/analysis/systems", params={"pool_windows": "true"}).json()
     assert pooled["pooled_windows"] and len(pooled["windows"]) == 4
     assert pooled["leak_risk"]["ideas"] == len(rag) and pooled["warnings"][0]["code"] == "leak_risk"

@@ -9,6 +9,7 @@ spec, checks the revision matches, and returns vectors per length-sorted batch, 
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator
+from typing import Any, cast
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 
@@ -57,6 +58,8 @@ def _init(key: str, spec: dict, revision: str, threads: int) -> None:
 
 
 def _encode(texts: list[str]) -> np.ndarray:
+    if _worker is None:
+        raise RuntimeError("the embedding worker was not initialised")
     return _worker.encode(texts, batch_size=len(texts))
 
 
@@ -70,7 +73,7 @@ def encoder(embedder: Embedder, n_texts: int, workers: int = 0) -> Iterator[Call
     threads = max(1, cores() // n)
     # spawn, not fork: the parent may hold torch/OpenMP thread pools and server threads that a fork would break
     pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"), initializer=_init,
-                               initargs=(embedder.key, embedder.spec(), embedder.revision, threads))
+                               initargs=(embedder.key, cast(Any, embedder).spec(), embedder.revision, threads))
 
     def encode(texts: list[str], *, batch_size: int = 32, progress=None) -> np.ndarray:
         out = np.zeros((len(texts), embedder.dim), dtype=np.float32)

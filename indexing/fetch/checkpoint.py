@@ -65,7 +65,7 @@ def all_states(db_path: Path) -> list[State]:
     """Every walk this HINDSIGHT_HOME knows, newest first."""
     with session_scope(db_path) as session:
         keys = session.scalars(select(FetchCheckpoint.key).order_by(FetchCheckpoint.updated_at.desc())).all()
-    return [load(db_path, k) for k in keys]
+    return [state for k in keys if (state := load(db_path, k)) is not None]
 
 
 def save(session: Session, state: State) -> None:

@@ -10,6 +10,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 
@@ -144,7 +145,7 @@ def _wait(policy: Policy) -> Callable[[RetryCallState], float]:
 
 def request_json(client: httpx.Client, method: str, path: str, *, policy: Policy, pacer: Pacer,
                  params: dict | None = None, json_body=None, classify: Classifier | None = None,
-                 on_retry: Callable[[str, float], None] | None = None, hint: str = "") -> tuple[object, bytes]:
+                 on_retry: Callable[[str, float], None] | None = None, hint: str = "") -> tuple[Any, bytes]:
     """The parsed JSON body and its bytes as served, after retries; raises a FetchError subclass when it stops.
 
     hint is added to the message when the request gives up still throttled (429)."""
@@ -163,7 +164,7 @@ def request_json(client: httpx.Client, method: str, path: str, *, policy: Policy
 
     def before_sleep(state: RetryCallState) -> None:
         if on_retry:
-            on_retry(f"{where}: {_reason(state.outcome.exception())}", state.upcoming_sleep)
+            on_retry(f"{where}: {_reason(state.outcome.exception() if state.outcome else None)}", state.upcoming_sleep)
 
     retrying = Retrying(stop=stop_after_attempt(policy.attempts), wait=_wait(policy), reraise=True,
                         retry=retry_if_exception_type(TRANSIENT), before_sleep=before_sleep)

@@ -1,5 +1,6 @@
 """OpenAlex works: cursor paging (`cursor=*`, then `meta.next_cursor`), filters, key, budget headers."""
 
+from collections.abc import Sequence
 from datetime import date
 
 import httpx
@@ -44,7 +45,7 @@ def classify(resp: httpx.Response) -> Verdict:
     remaining, required = _number(h.get("x-ratelimit-remaining")), _number(h.get("x-ratelimit-credits-required"))
     usd_left, usd_needed = _number(h.get("x-ratelimit-remaining-usd")), _number(h.get("x-ratelimit-cost-required-usd"))
     reset = _number(h.get("x-ratelimit-reset"))
-    resets = f"it resets at midnight UTC (in {reset:.0f} s, X-RateLimit-Reset)" if reset else "it resets at midnight UTC"
+    resets = "it resets at midnight UTC" + (f" (in {reset:.0f} s, X-RateLimit-Reset)" if reset else "")
     if remaining is not None and required is not None and remaining < required:
         return "exhausted", (f"{status} {text}: the daily budget is exhausted (X-RateLimit-Remaining {remaining:g} < "
                              f"X-RateLimit-Credits-Required {required:g}); {resets}")
@@ -61,7 +62,7 @@ def classify(resp: httpx.Response) -> Verdict:
 
 
 def read_page(body) -> Page:
-    if not isinstance(body, dict) or not isinstance(body.get("meta"), dict) or not isinstance(body.get("results"), list):
+    if not (isinstance(body, dict) and isinstance(body.get("meta"), dict) and isinstance(body.get("results"), list)):
         raise FetchError("OpenAlex answered 200 without a {meta, results} list page")
     meta = body["meta"]
     count, cost = meta.get("count"), meta.get("cost_usd")
@@ -77,7 +78,8 @@ def _any_of(values) -> str:
 
 
 def plan(settings: Settings, *, from_date: date | None = None, to_date: date | None = None, search: str | None = None,
-         topics: list[str] = (), concepts: list[str] = (), source_ids: list[str] = (), types: list[str] = (),
+         topics: Sequence[str] = (), concepts: Sequence[str] = (), source_ids: Sequence[str] = (),
+         types: Sequence[str] = (),
          extra_filter: str | None = None, base_url: str | None = None) -> Plan:
     """A works walk; dates default to the configured cutoff and window end."""
     parts = [f"from_publication_date:{(from_date or settings.cutoff).isoformat()}",

@@ -7,6 +7,7 @@ One transaction per batch; rows already refreshed today are skipped, so a stoppe
 
 import re
 from datetime import date
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
@@ -59,7 +60,7 @@ def refresh_citations(settings: Settings, *, source: str, base_url: str | None =
                                       Paper.citations_at).where(Paper.publication_date >= cutoff,
                                                                 Paper.publication_date <= until)
                                .order_by(Paper.pk)).all()
-    out = {"source": source, "window": {"start": cutoff.isoformat(), "end": until.isoformat()},
+    out: dict[str, Any] = {"source": source, "window": {"start": cutoff.isoformat(), "end": until.isoformat()},
            "citations_at": taken.isoformat(), "papers": len(rows), "skipped_fresh": 0, "unaddressable": 0,
            "requested": 0, "refreshed": 0, "changed": 0, "unknown": 0, "invalid": 0, "requests": 0,
            "raw_dir": str(settings.raw_dir / source / f"refresh-{taken.isoformat()}")}
@@ -120,8 +121,9 @@ def _openalex_batch(client, settings: Settings, kind: str, batch: list[Target], 
         if isinstance(work, dict):
             if isinstance(work.get("id"), str):
                 by_key[openalex.short_id(work["id"])] = work.get("cited_by_count")
-            if _doi_key(work.get("doi")):
-                by_key[_doi_key(work["doi"])] = work.get("cited_by_count")
+            doi = _doi_key(work.get("doi"))
+            if doi:
+                by_key[doi] = work.get("cited_by_count")
     return [by_key.get(ident if kind == "ids.openalex" else ident.lower()) for _, ident in batch], data
 
 
@@ -139,7 +141,7 @@ def _s2_batch(client, batch: list[Target], policy: Policy, pacer: Pacer,
 def _store(settings: Settings, batch: list[Target], counts: list, taken: date, out: dict) -> None:
     """One transaction per batch; an unknown count never erases a known one."""
     with session_scope(settings.db_path) as session:
-        for (pk, ident), value in zip(batch, counts):
+        for (pk, _), value in zip(batch, counts):
             try:
                 value = valid_count(value, "citationCount")
             except RowInvalid:

@@ -1,5 +1,6 @@
 """Semantic Scholar Graph API: `/paper/search/bulk` token paging, `x-api-key`, 1 request/s."""
 
+from collections.abc import Sequence
 from datetime import date
 
 import httpx
@@ -38,12 +39,13 @@ def read_page(body) -> Page:
     if not isinstance(data, list):
         raise FetchError("Semantic Scholar page: 'data' is not a list")
     total = body.get("total")
-    return Page(records=len(data), next_cursor=body.get("token") or None, total=total if isinstance(total, int) else None,
+    return Page(records=len(data), next_cursor=body.get("token") or None,
+                total=total if isinstance(total, int) else None,
                 without_abstract=sum(isinstance(p, dict) and not p.get("abstract") for p in data))
 
 
 def plan(settings: Settings, *, query: str | None = None, from_date: date | None = None, to_date: date | None = None,
-         venues: list[str] = (), fields_of_study: list[str] = (), publication_types: list[str] = (),
+         venues: Sequence[str] = (), fields_of_study: Sequence[str] = (), publication_types: Sequence[str] = (),
          sort: str | None = None, base_url: str | None = None) -> Plan:
     """A bulk-search walk; dates default to the configured cutoff and window end."""
     params: dict = {"fields": FIELDS,

@@ -5,6 +5,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 from datetime import date, datetime, timezone
 from urllib.parse import urljoin
 
@@ -155,7 +156,7 @@ def dry_run(settings: Settings, plan: Plan) -> dict:
     """The request a walk sends, and what the API says it holds (one cheap request)."""
     policy, pacer = Policy.from_settings(settings, plan.pace), Pacer(plan.pace)
     first = {**plan.params, **({plan.cursor_param: plan.first_cursor} if plan.first_cursor else {})}
-    out = {"source": plan.source, "key": plan.key,
+    out: dict[str, Any] = {"source": plan.source, "key": plan.key,
            "request": describe("GET", urljoin(plan.base_url.rstrip("/") + "/", plan.path), first | plan.secret_params),
            "expected_records": None, "requests_needed": None, "seconds_at_pace": None}
     with make_client(settings, base_url=plan.base_url, headers=plan.headers) as client:

@@ -9,6 +9,7 @@ import re
 from datetime import date
 
 from indexing.sources.errors import RowInvalid
+from indexing.windows import iso_day
 
 # Usual month of the main conference, by normalised venue name.
 CONFERENCE_MONTH = {
@@ -36,18 +37,16 @@ def venue_key(venue: str | None) -> str:
 
 
 def parse_date(value: str, field: str) -> date:
-    """YYYY-MM-DD (a time part is ignored), YYYY-MM (first of month) or YYYY (July 1st)."""
-    raw = value.strip()
-    m = re.fullmatch(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[T ].*)?", raw)
-    if not m:
-        raise RowInvalid(field, f"is not a date (want YYYY-MM-DD): {value!r}")
-    year, month, day = int(m[1]), int(m[2] or DEFAULT_MONTH), int(m[3] or 1)
+    """YYYY-MM-DD (strictly, as everywhere: indexing.windows.iso_day; a time part is ignored), YYYY-MM (first of
+    month) or YYYY (July 1st)."""
+    head = re.split(r"[T ]", value.strip(), maxsplit=1)[0]
+    partial = re.fullmatch(r"([0-9]{4})(?:-([0-9]{2}))?", head)
     try:
-        parsed = date(year, month, day)
+        parsed = date(int(partial[1]), int(partial[2] or DEFAULT_MONTH), 1) if partial else iso_day(head)
     except ValueError as exc:
-        raise RowInvalid(field, f"is not a valid date: {value!r} ({exc})") from None
-    if not 1900 <= year <= 2100:
-        raise RowInvalid(field, f"year {year} is out of range 1900-2100")
+        raise RowInvalid(field, f"is not a date: {value!r} ({exc})") from None
+    if not 1900 <= parsed.year <= 2100:
+        raise RowInvalid(field, f"year {parsed.year} is out of range 1900-2100")
     return parsed
 
 

@@ -90,7 +90,7 @@ def openalex(text: str, name: str) -> Parsed:
     def build(r: dict, line: int) -> PaperRecord:
         location = r.get("primary_location") or {}
         source = (location.get("source") or {}) if isinstance(location, dict) else {}
-        ids = r.get("ids") if isinstance(r.get("ids"), dict) else {}
+        ids = r["ids"] if isinstance(r.get("ids"), dict) else {}
         published = r.get("publication_date")
         if isinstance(published, str) and published.endswith("-01-01") and r.get("publication_year") is not None:
             published = None  # OpenAlex pads a year-only date to YYYY-01-01: date it by the year rule instead
@@ -108,8 +108,8 @@ def openalex(text: str, name: str) -> Parsed:
 def s2(text: str, name: str) -> Parsed:
     """Semantic Scholar Graph API papers: JSONL, a JSON array, one object, or a {"data": [...]} page."""
     def build(r: dict, line: int) -> PaperRecord:
-        external = r.get("externalIds") if isinstance(r.get("externalIds"), dict) else {}
-        pub_venue = r.get("publicationVenue") if isinstance(r.get("publicationVenue"), dict) else {}
+        external = r["externalIds"] if isinstance(r.get("externalIds"), dict) else {}
+        pub_venue = r["publicationVenue"] if isinstance(r.get("publicationVenue"), dict) else {}
         return make_record(source="s2", line=line, paper_id=r.get("paperId"), title=r.get("title"),
                            abstract=r.get("abstract"), publication_date=r.get("publicationDate"),
                            year=r.get("year"), venue=r.get("venue") or pub_venue.get("name"),

@@ -19,7 +19,8 @@ def decode(data: bytes, name: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise FileInvalid(RowError(name, line, "<file>", f"is not UTF-8 text (byte {exc.start}: {exc.reason})"))
+        reason = f"is not UTF-8 text (byte {exc.start}: {exc.reason})"
+        raise FileInvalid(RowError(name, line, "<file>", reason)) from None
 
 
 def _loads(text: str):

@@ -5,6 +5,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import date
+from typing import Any, Literal, overload
 
 from indexing.sources.dates import date_from_year, parse_date
 from indexing.sources.errors import RowInvalid
@@ -52,7 +53,13 @@ def content_hash(title: str, abstract: str) -> str:
     return hashlib.sha256(f"{title}\x1f{abstract}".encode()).hexdigest()
 
 
-def text(value, field: str, *, required: bool = False, max_len: int = 100_000) -> str | None:
+@overload
+def text(value: Any, field: str, *, required: Literal[True], max_len: int = ...) -> str: ...
+@overload
+def text(value: Any, field: str, *, required: bool = False, max_len: int = ...) -> str | None: ...
+
+
+def text(value: Any, field: str, *, required: bool = False, max_len: int = 100_000) -> str | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         if required:
             raise RowInvalid(field, "is missing or empty")

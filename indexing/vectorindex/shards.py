@@ -53,7 +53,3 @@ def read_shard(path: Path, *, dim: int | None = None, id_column: str = "id") -> 
 def shard_rows(paths: Iterable[Path]) -> list[int]:
     """Row counts from the Parquet footers, without reading any vectors."""
     return [pq.ParquetFile(p).metadata.num_rows for p in paths]
-
-
-def shard_dim(path: Path) -> int:
-    return pq.read_schema(path).field("vector").type.list_size

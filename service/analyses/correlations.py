@@ -1,6 +1,7 @@
 """Spearman correlation between the HindSight score and each judge dimension, overall and per group."""
 
 import warnings
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -15,7 +16,7 @@ def spearman(x, y) -> dict:
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     keep = np.isfinite(x) & np.isfinite(y)
     x, y = x[keep], y[keep]
-    out = {"n": int(x.size), "rho": None, "p": None}
+    out: dict[str, Any] = {"n": int(x.size), "rho": None, "p": None}
     if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return out
     with warnings.catch_warnings():

@@ -5,6 +5,7 @@ whether a system comparison survives a shift of the split. The ideas are embedde
 """
 
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 from sqlalchemy import select
@@ -14,7 +15,7 @@ from indexing.embedders import Embedder
 from indexing.models import Idea, Run
 from indexing.versions import LoadedIndex
 from indexing.windows import WindowError
-from service.analyses.selection import AnalysisError, Selection, check_selection, number
+from service.analyses.selection import AnalysisError, NotFound, Selection, check_selection, number
 from service.analyses.systems import bootstrap_mean_ci, compare_samples
 from service.schemas import IdeaIn
 from service.matching import embed_ideas, score_hybrid
@@ -39,7 +40,7 @@ def parse_cutoffs(text: str | list[str] | None, loaded: LoadedIndex) -> list[str
     return sorted(set(items))
 
 
-def _ideas(session: Session, selection: Selection) -> list[tuple]:
+def _ideas(session: Session, selection: Selection) -> list[Any]:
     check_selection(session, selection)
     query = (select(Idea.pk, Idea.idea_id, Idea.problem, Idea.method, Idea.text, Run.id, Run.system, Run.label)
              .join(Run, Run.id == Idea.run_id).order_by(Idea.pk))
@@ -47,7 +48,7 @@ def _ideas(session: Session, selection: Selection) -> list[tuple]:
         query = query.where(Run.id.in_(selection.runs))
     if selection.systems:
         query = query.where(Run.system.in_(selection.systems))
-    return session.execute(query).all()
+    return list(session.execute(query).all())
 
 
 def cutoff_sensitivity(session: Session, *, loaded: LoadedIndex, embedder: Embedder, selection: Selection,
@@ -59,7 +60,7 @@ def cutoff_sensitivity(session: Session, *, loaded: LoadedIndex, embedder: Embed
     windows = [loaded.resolve_window(c, until, cutoff_field="cutoffs") for c in days]
     rows = _ideas(session, selection)
     if not rows:
-        raise AnalysisError("runs", "no stored ideas in the selection")
+        raise NotFound("runs", "no stored ideas in the selection")
     if len(rows) > MAX_IDEAS:
         raise AnalysisError("runs", f"{len(rows)} ideas selected; the sensitivity analysis re-scores at most "
                                     f"{MAX_IDEAS}: select fewer runs")
@@ -78,8 +79,9 @@ def cutoff_sensitivity(session: Session, *, loaded: LoadedIndex, embedder: Embed
             else score_hybrid(ideas, loaded=loaded, embedder=embedder, top_k=top_k, window=window, vectors=vectors)
         scores = {g: np.array([res.score for res, gg in zip(results, groups) if gg == g]) for g in names}
         matched = {g: np.array([res.matched for res, gg in zip(results, groups) if gg == g]) for g in names}
-        entry = {"cutoff": window.start.isoformat(), "window": window.as_dict(), "papers": window.papers,
-                 "impact": loaded.window_impacts(window).stats, "groups": [], "comparisons": [], "warnings": []}
+        entry: dict[str, Any] = {
+            "cutoff": window.start.isoformat(), "window": window.as_dict(), "papers": window.papers,
+            "impact": loaded.window_impacts(window).stats, "groups": [], "comparisons": [], "warnings": []}
         for g in names:
             system = systems_of[g]
             leak = system in declared and window.start < declared[system]

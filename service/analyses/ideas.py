@@ -4,7 +4,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from indexing.models import Idea, JudgeScore, Score
-from service.analyses.selection import AnalysisError
+from service.analyses.selection import NotFound
 from service.judges import DIMENSIONS
 
 
@@ -12,7 +12,7 @@ def idea_detail(session: Session, *, idea_pk: int) -> dict:
     idea = session.scalars(select(Idea).where(Idea.pk == idea_pk).options(
         selectinload(Idea.run), selectinload(Idea.score).selectinload(Score.matches))).first()
     if idea is None:
-        raise AnalysisError("idea_pk", f"no idea with pk {idea_pk}")
+        raise NotFound("idea_pk", f"no idea with pk {idea_pk}")
     s = idea.score
     judges = session.scalars(select(JudgeScore).where(JudgeScore.idea_pk == idea_pk).order_by(JudgeScore.judge))
     return {

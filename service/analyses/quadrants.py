@@ -7,8 +7,8 @@ import pandas as pd
 from sqlalchemy.orm import Session
 
 from service.analyses.selection import (
-    AnalysisError, Selection, best_matches, check_dimension, load_ideas, load_judge_scores, number, pick_judge,
-    scoring_contexts, unscored_count, window_report, with_judge,
+    AnalysisError, NotFound, Selection, best_matches, check_dimension, load_ideas, load_judge_scores, number,
+    pick_judge, scoring_contexts, unscored_count, window_report, with_judge,
 )
 
 # key: (label, high HindSight, high judge)
@@ -82,13 +82,13 @@ def quadrant_points(session: Session, *, selection: Selection, judge: str | None
               Cut.parse(judge_cut, axis="judge", default="median"))
     ideas = load_ideas(session, selection)
     if ideas.empty:
-        raise AnalysisError("runs", "no scored ideas in the selection")
+        raise NotFound("runs", "no scored ideas in the selection")
     judges = load_judge_scores(session, ideas["idea_pk"])
     judge = pick_judge(judges, judge)
     frame = with_judge(ideas, judges, judge=judge, dimension=dimension)
     judged = frame[frame["judge_value"].notna()]
     if judged.empty:
-        raise AnalysisError("dimension", f"judge {judge!r} gave no {dimension!r} score to the selected ideas")
+        raise NotFound("dimension", f"judge {judge!r} gave no {dimension!r} score to the selected ideas")
     hs, jc = hs.resolve(judged["score"]), jc.resolve(judged["judge_value"])
     frame = assign_quadrants(frame, hindsight_cut=hs, judge_cut=jc)
     meta = {"judge": judge, "dimension": dimension,

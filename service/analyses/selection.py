@@ -3,6 +3,7 @@
 import math
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -10,6 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from indexing.models import Idea, JudgeScore, Match, Run, Score, System
+from indexing.windows import iso_day
 from service.judges import DIMENSIONS
 
 GROUP_BY = ("system", "run", "window")
@@ -17,12 +19,26 @@ LEVELS = ("realised", "direction")
 
 
 class AnalysisError(ValueError):
-    """Bad analysis parameters or an empty selection; names the parameter at fault."""
+    """Bad analysis parameters; names the parameter at fault. HTTP answers it with `status`."""
+
+    status = 422
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+class NotFound(AnalysisError):
+    """The selection names a run, system or judge the store does not hold, or holds nothing to analyse."""
+
+    status = 404
+
+
+class Conflict(AnalysisError):
+    """The store's contents make the request ambiguous (several judges, several windows): say which one."""
+
+    status = 409
 
 
 @dataclass(frozen=True)
@@ -46,10 +62,10 @@ class Selection:
 
 
 def _day(value: str | None, field: str) -> date | None:
-    if value is None or str(value).strip() == "":
+    if value is None:
         return None
     try:
-        return date.fromisoformat(str(value).strip())
+        return iso_day(str(value).strip())
     except ValueError:
         raise AnalysisError(field, f"{str(value)[:40]!a} is not a date (YYYY-MM-DD)") from None
 
@@ -75,10 +91,10 @@ def resolve_runs(session: Session, refs: list[str], *, systems: list[str] | None
         if systems:
             query = query.where(Run.system.in_(systems))
         found = list(session.scalars(query))
-        if not found and ref.isdigit() and session.get(Run, int(ref)):
+        if not found and ref.isdigit() and session.get(Run, int(ref)) is not None:
             found = [int(ref)]
         if not found:
-            raise AnalysisError("run", f"no run {ref!r}" + (f" in systems {', '.join(systems)}" if systems else ""))
+            raise NotFound("run", f"no run {ref!r}" + (f" in systems {', '.join(systems)}" if systems else ""))
         ids += [i for i in found if i not in ids]
     return tuple(ids)
 
@@ -91,12 +107,12 @@ def check_selection(session: Session, selection: Selection) -> None:
     known = set(session.scalars(select(Run.id).where(Run.id.in_(selection.runs)))) if selection.runs else set()
     missing = [r for r in selection.runs if r not in known]
     if missing:
-        raise AnalysisError("runs", f"no run with id {', '.join(map(str, missing))}")
+        raise NotFound("runs", f"no run with id {', '.join(map(str, missing))}")
     if selection.systems:
         present = set(session.scalars(select(Run.system).where(Run.system.in_(selection.systems))))
         absent = [s for s in selection.systems if s not in present]
         if absent:
-            raise AnalysisError("systems", f"no runs for system {', '.join(map(repr, absent))}")
+            raise NotFound("systems", f"no runs for system {', '.join(map(repr, absent))}")
 
 
 def load_ideas(session: Session, selection: Selection) -> pd.DataFrame:
@@ -140,7 +156,7 @@ def load_ideas(session: Session, selection: Selection) -> pd.DataFrame:
         frame["group"] = frame["system"] + " @ " + frame["window"]
     windows = sorted(frame["window"].unique())
     if len(windows) > 1 and not selection.pool_windows and selection.group_by != "window":
-        raise AnalysisError("pool_windows", (
+        raise Conflict("pool_windows", (
             f"the selection mixes scores from {len(windows)} windows ({', '.join(windows)}): a score at one cutoff "
             "counts matches among other papers, with c_hat over other papers, than a score at another, so pooling "
             "them compares different futures; filter one window (cutoff=..., until=...), group per window "
@@ -151,7 +167,7 @@ def load_ideas(session: Session, selection: Selection) -> pd.DataFrame:
 def window_report(ideas: pd.DataFrame, selection: Selection) -> dict:
     """The windows an answer's scores come from and the ideas scored earlier than their system's knowledge."""
     leaks = ideas[ideas["leak_risk"].astype(bool)]
-    report = {
+    report: dict[str, Any] = {
         "windows": [{"window": w, "ideas": int(len(part)), "leak_risk_ideas": int(part["leak_risk"].sum())}
                     for w, part in ideas.groupby("window", sort=True)],
         "pooled_windows": bool(selection.pool_windows and ideas["window"].nunique() > 1),
@@ -178,7 +194,7 @@ def unscored_count(session: Session, selection: Selection) -> int:
 def load_judge_scores(session: Session, idea_pks) -> pd.DataFrame:
     """Judge scores of these ideas: idea_pk, judge and one column per dimension (NaN when not given)."""
     pks = [int(p) for p in idea_pks]
-    rows = []
+    rows: list[Any] = []
     for start in range(0, len(pks), 500):  # SQLite caps bound parameters
         rows += session.execute(select(JudgeScore.idea_pk, JudgeScore.judge,
                                        *(getattr(JudgeScore, d) for d in DIMENSIONS))
@@ -201,11 +217,11 @@ def pick_judge(judges: pd.DataFrame, judge: str | None) -> str:
         if len(present) == 1:
             return present[0]
         if not present:
-            raise AnalysisError("judge", "no judge scores for the selected ideas: import them with "
+            raise NotFound("judge", "no judge scores for the selected ideas: import them with "
                                          "`hindsight judge import` or POST /v1/judge-scores")
-        raise AnalysisError("judge", f"several judges scored these ideas ({', '.join(present)}): choose one")
+        raise Conflict("judge", f"several judges scored these ideas ({', '.join(present)}): choose one")
     if judge not in present:
-        raise AnalysisError("judge", f"judge {judge!r} scored none of the selected ideas"
+        raise NotFound("judge", f"judge {judge!r} scored none of the selected ideas"
                                      + (f"; present: {', '.join(present)}" if present else ""))
     return judge
 

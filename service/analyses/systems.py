@@ -1,6 +1,7 @@
 """Per-system summary (mean HindSight score with a bootstrap interval, match rate, judge means) and comparisons."""
 
 import warnings
+from typing import Any
 from itertools import combinations
 
 import numpy as np
@@ -31,7 +32,7 @@ def bootstrap_mean_ci(values, *, confidence: float, n_resamples: int, seed: int,
 def compare_samples(a, b) -> dict:
     """Mann-Whitney U and Welch t p-values, and Cliff's delta (from U: 2U/(n_a n_b) - 1; > 0 when a is larger)."""
     a, b = finite(a), finite(b)
-    out = {"n_a": int(a.size), "n_b": int(b.size), "mean_a": number(a.mean()) if a.size else None,
+    out: dict[str, Any] = {"n_a": int(a.size), "n_b": int(b.size), "mean_a": number(a.mean()) if a.size else None,
            "mean_b": number(b.mean()) if b.size else None, "mannwhitney_u": None, "mannwhitney_p": None,
            "welch_t": None, "welch_p": None, "effect_size": {"name": "cliffs_delta", "value": None}}
     if a.size == 0 or b.size == 0:

@@ -19,7 +19,8 @@ app.add_typer(fetch.app, name="fetch")
 app.add_typer(fetch.refresh_app, name="refresh")
 app.add_typer(analyze.app, name="analyze")
 app.add_typer(system.app, name="system")
-app.add_typer(metrics_cli.app, name="metrics", help="Metrics of neighbouring benchmarks (InnoEval, SIQA, ReviewMT, novelty audit).")
+app.add_typer(metrics_cli.app, name="metrics",
+              help="Metrics of neighbouring benchmarks (InnoEval, SIQA, ReviewMT, novelty audit).")
 
 
 def main() -> None:

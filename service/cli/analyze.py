@@ -1,6 +1,7 @@
 """`hindsight analyze systems|correlations|quadrants`."""
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -86,7 +87,7 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
         with session_scope(settings.db_path) as session:
             selection = _selection(session, run, system, by, cutoff, until, pool_windows, level)
             answer = systems_summary(session, selection=selection, n_resamples=n_resamples, seed=seed)
-            image = plots.distribution_plot(load_ideas(session, selection), fmt=fmt) if plot else None
+            image = plots.distribution_plot(load_ideas(session, selection), fmt=fmt) if fmt else None
         _write_csv(csv_file, "systems", answer, table)
     except AnalysisError as exc:
         fail(str(exc))
@@ -155,14 +156,14 @@ def quadrants_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str =
     try:
         with session_scope(settings.db_path) as session:
             selection = _selection(session, run, system, by, cutoff, until, pool_windows, level)
-            options = dict(selection=selection, judge=judge, dimension=dimension, hindsight_cut=hindsight_cut,
-                           judge_cut=judge_cut)
+            options: dict[str, Any] = dict(selection=selection, judge=judge, dimension=dimension,
+                                           hindsight_cut=hindsight_cut, judge_cut=judge_cut)
             answer = quadrants(session, **options, sort=sort, order=order, page=page, page_size=page_size)
             if csv_file:
                 full = answer if table != "ideas" else quadrants(session, **options, sort=sort, order=order,
                                                                  page_size=None)
                 _write_csv(csv_file, "quadrants", full, table)
-            if plot:
+            if fmt:
                 frame, meta = quadrant_points(session, **options)
                 image = plots.quadrant_plot(frame, {**meta, "counts": quadrant_counts(frame)}, fmt=fmt)
     except AnalysisError as exc:
@@ -179,7 +180,7 @@ def quadrants_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str =
         t.add_row(c["group"], f"{c['judged']}" + (f" (+{c['unjudged']} unjudged)" if c["unjudged"] else ""),
                   *(f"{c[k]['count']} ({100 * (c[k]['share'] or 0):.0f}%)" for k in QUADRANTS))
     console.print(t)
-    for key, listing in answer["ideas"].items():
+    for listing in answer["ideas"].values():
         if not listing["items"]:
             continue
         lt = Table("idea", "system", "HindSight", "judge", "best match",
@@ -221,7 +222,7 @@ def cutoffs_(run: list[str] = RunOpt, system: list[str] = SystemOpt,
     if csv_file:
         csv_file.write_text(to_csv(cutoff_rows(answer)), encoding="utf-8")
         console.print(f"wrote {csv_file}", highlight=False)
-    _write_plot(plot, plots.cutoff_plot(answer, fmt=fmt) if plot else None)
+    _write_plot(plot, plots.cutoff_plot(answer, fmt=fmt) if fmt else None)
     if json_out:
         print_json(answer)
         return

@@ -4,10 +4,11 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
 from indexing.db import migrate
 from indexing.embedders import Embedder, load_embedder
@@ -26,24 +27,24 @@ def ready_settings() -> Settings:
     return settings
 
 
-def print_json(data) -> None:
+def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
     raise typer.Exit(code)
 
 
 @contextmanager
-def progress_bars(enabled: bool = True) -> Iterator:
+def progress_bars(enabled: bool = True) -> Iterator[Any]:
     """A progress(stage, advance, total) callback drawing one rich bar per stage."""
     if not enabled:
         yield None
         return
     with Progress(TextColumn("{task.description:>8}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=console, transient=False) as bars:
-        tasks: dict[str, int] = {}
+        tasks: dict[str, TaskID] = {}
 
         def progress(stage: str, advance: int, total: int) -> None:
             if stage not in tasks:

@@ -1,6 +1,6 @@
 """`hindsight fetch openalex|s2` and `hindsight refresh citations`."""
 
-from datetime import date, datetime
+from datetime import date
 
 import typer
 from rich.table import Table
@@ -13,6 +13,7 @@ from indexing.fetch.http import FetchError
 from indexing.fetch.refresh import refresh_citations
 from indexing.fetch.walk import Plan, dry_run, run
 from indexing.settings import Settings
+from indexing.windows import iso_day
 from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings
 
 app = typer.Typer(help="Fetch a corpus from OpenAlex or Semantic Scholar (resumable).", no_args_is_help=True)
@@ -29,7 +30,7 @@ def _date(value: str | None, option: str) -> date | None:
     if not value:
         return None
     try:
-        return datetime.strptime(value, "%Y-%m-%d").date()
+        return iso_day(value)
     except ValueError:
         fail(f"{option} {value!r} is not a date (want YYYY-MM-DD)")
 

@@ -1,19 +1,25 @@
 """`hindsight index build|status|use`."""
 
-from datetime import date, datetime
+from datetime import date
 
 import typer
 from rich.table import Table
 
 from indexing.build import BuildBusy, BuildFailed, build_index
 from indexing.versions import IndexDamaged, current_version, list_versions, load_version, set_current
+from indexing.windows import iso_day
 from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings
 
 app = typer.Typer(help="Build, inspect and publish index versions.", no_args_is_help=True)
 
 
-def _date(value: str | None) -> date | None:
-    return datetime.strptime(value, "%Y-%m-%d").date() if value else None
+def _date(value: str | None, option: str) -> date | None:
+    if not value:
+        return None
+    try:
+        return iso_day(value)
+    except ValueError as exc:
+        fail(f"{option} {value!r} is not a date ({exc})")
 
 
 @app.command()
@@ -29,9 +35,10 @@ def build(model: str = typer.Option(None, help="Embedder: minilm (offline defaul
           json_out: bool = JsonOpt) -> None:
     """Embed the papers in the window, build a new version, verify it and make it current."""
     settings = ready_settings()
+    cutoff_day, until_day = _date(cutoff, "--cutoff"), _date(until, "--until")
     try:
         with progress_bars(not json_out) as bars:
-            result = build_index(settings, model=model, cutoff=_date(cutoff), until=_date(until), theta=theta,
+            result = build_index(settings, model=model, cutoff=cutoff_day, until=until_day, theta=theta,
                                  progress=bars, engine=engine, address=address, matcher=matcher)
     except (BuildBusy, BuildFailed, IndexDamaged, ValueError) as exc:
         fail(str(exc), 1)
@@ -42,7 +49,8 @@ def build(model: str = typer.Option(None, help="Embedder: minilm (offline defaul
     c = m["counts"]
     console.print(f"published [bold]{result.version}[/] in {result.seconds:.1f}s: {c['indexed']} papers indexed "
                   f"({c['embedded_new']} embedded, {c['embedded_from_cache']} from cache), model {m['model']} "
-                  f"theta {m['theta']}, matcher {m['matcher']['default']}, window {m['window']['start']}..{m['window']['end']}; excluded "
+                  f"theta {m['theta']}, matcher {m['matcher']['default']}, "
+                  f"window {m['window']['start']}..{m['window']['end']}; excluded "
                   f"{c['excluded_before_cutoff']} before cutoff, {c['excluded_after_window']} after window",
                   highlight=False)
 

@@ -1,6 +1,7 @@
 """`hindsight ingest`."""
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -21,7 +22,8 @@ def ingest(files: list[Path] = typer.Argument(..., exists=True, dir_okay=False, 
            json_out: bool = JsonOpt) -> None:
     """Validate and upsert paper files into the store, one transaction per file."""
     settings = ready_settings()
-    reports, rejected = [], False
+    reports: list[dict[str, Any]] = []
+    rejected = False
     for path in files:
         with progress_bars(not json_out) as bars:
             try:

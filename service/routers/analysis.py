@@ -1,6 +1,6 @@
 """Analyses: system summary and comparison, correlations, quadrants, their plots and CSV exports."""
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
 from pydantic import Field
@@ -37,19 +37,23 @@ JudgeCut = Annotated[str | None, Query(pattern=f"^(median|{NUMBER})$",
 Dimension = Annotated[Literal[DIMENSIONS], Query(description="The judge dimension.")]
 Quadrant = Annotated[Literal["true_positive", "hidden_gem", "overhyped", "true_negative"] | None,
                      Query(description="Only this quadrant's ideas.")]
-# state-dependent refusals (no run with that id, several judges and none chosen, nothing scored yet) are 422s
-ANALYSIS_ERRORS = errors(422, 503)
-JSON_OR_CSV = {200: {"description": "JSON, or a CSV table with ?format=csv.", "content": {
+# what the store does not hold (a run, a system, a judge, anything scored) is a 404; a selection its contents make
+# ambiguous (several judges and none chosen, several windows unpooled) a 409; 422 is for parameters themselves
+ANALYSIS_ERRORS = errors(404, 409, 422, 503)
+Responses = dict[int | str, dict[str, Any]]
+JSON_OR_CSV: Responses = {200: {"description": "JSON, or a CSV table with ?format=csv.", "content": {
     "application/json": {"schema": {"type": "object"}}, "text/csv": {"schema": {"type": "string"}}}}}
-IMAGE = {200: {"description": "The plot as PNG or SVG.", "content": {
+IMAGE: Responses = {200: {"description": "The plot as PNG or SVG.", "content": {
     "image/png": {"schema": {"type": "string", "format": "binary"}}, "image/svg+xml": {"schema": {"type": "string"}}}}}
 Level = Annotated[Literal["realised", "direction"], Query(
     description="Decision level of the HindSight score: realised (default) or direction (hybrid matcher).")]
 
 
 def window_filter(
-        cutoff: Annotated[str | None, Query(description="Only scores whose window starts on this date.")] = None,
-        until: Annotated[str | None, Query(description="Only scores whose window ends on this date.")] = None,
+        cutoff: Annotated[str | None, Query(description="Only scores whose window starts on this date (YYYY-MM-DD).",
+                                            json_schema_extra={"format": "date"})] = None,
+        until: Annotated[str | None, Query(description="Only scores whose window ends on this date (YYYY-MM-DD).",
+                                           json_schema_extra={"format": "date"})] = None,
         pool_windows: Annotated[bool, Query(description="Pool scores made in different windows (refused by "
                                                         "default: they measure different futures).")] = False) -> dict:
     return {"cutoff": cutoff, "until": until, "pool_windows": pool_windows}
@@ -71,7 +75,7 @@ def _answer(kind: str, answer: dict, fmt: str, table: str | None):
 
 
 def _unprocessable(exc: AnalysisError) -> HTTPException:
-    return HTTPException(422, str(exc))
+    return HTTPException(exc.status, str(exc))
 
 
 @router.get("/systems", responses=JSON_OR_CSV | ANALYSIS_ERRORS)

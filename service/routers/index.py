@@ -27,12 +27,12 @@ class RebuildRequest(BaseModel):
 @router.get("/index", responses=errors(503))
 def index_status(holder: HolderDep, session: SessionDep) -> dict:
     """The current manifest, what the server has loaded, and the latest builds."""
+    manifest: dict | None = None
+    reason: str | None = None
     try:
         manifest = holder.current().manifest
     except NoIndex as exc:
-        manifest, reason = None, str(exc)
-    else:
-        reason = None
+        reason = str(exc)
     builds = session.scalars(select(IndexBuild).order_by(IndexBuild.id.desc()).limit(10)).all()
     return {"manifest": manifest, "not_ready_reason": reason, **holder.status(),
             "recent_builds": [{"id": b.id, "version": b.version, "status": b.status, "model": b.model,

@@ -252,7 +252,7 @@ async function refresh() {
     $("group_by").value = "window";
     await refresh();
     showNotice("The selected runs were scored in different windows, so they are grouped per system @ window "
-      + "(tick \"pool windows\" to pool them anyway). The server said: " + mixed.replace(/^422: /, ""));
+      + "(tick \"pool windows\" to pool them anyway). The server said: " + mixed.replace(/^\d{3}: /, ""));
     return;
   }
   showNotice("");

@@ -1,136 +1,30 @@
-"""Shared pieces of the reliability suite: scale knobs, real servers, corpora, report files."""
+"""The reliability suite: every test runs real servers or CLI processes, so all of it is marked `server`."""
 
-import json
-import os
-import random
-import re
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
-import httpx
 import pytest
 
-from tests.conftest import ROOT, Server
+from tests.reliability.helpers import LiveServer
 
-FULL = os.environ.get("HINDSIGHT_RELIABILITY_FULL") == "1"
-SEED = int(os.environ.get("HINDSIGHT_RELIABILITY_SEED", "20260601"))
-TOKEN_VALUE = "rel-admin-7f3a9c0e5b"  # distinctive, so a leak is found by a plain substring search
-TOKEN = {"Authorization": f"Bearer {TOKEN_VALUE}"}
-PAPERS = ROOT / "data" / "papers.jsonl"
-IDEAS = ROOT / "data" / "ideas" / "sample.jsonl"
-_SCRIPT = Path(sys.executable).with_name("hindsight")
-HINDSIGHT = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-c", "from service.cli import main; main()"]
-# an absolute path or a Python traceback in an answer
-LEAK = re.compile(r"Traceback \(most recent|File \"/|(?<![\w.:/])/(?:tmp|home|root|work|var|usr|proc|etc)/")
+HERE = Path(__file__).resolve().parent
 
 
-def scale(fast: int, full: int) -> int:
-    return full if FULL else fast
-
-
-def paper_lines(start: int = 0, stop: int | None = None) -> list[str]:
-    return [line for line in PAPERS.read_text().splitlines() if line.strip()][start:stop]
-
-
-def sample_ideas() -> list[dict]:
-    return [json.loads(line) for line in IDEAS.read_text().splitlines() if line.strip()]
-
-
-def synthetic_papers(prefix: str, n: int, rng: random.Random) -> list[dict]:
-    """Fresh, valid papers inside the default window, with ids no other file uses."""
-    words = ("graph", "retrieval", "diffusion", "agent", "protein", "speech", "robot", "sparse", "causal", "vision",
-             "language", "reward", "memory", "kernel", "federated", "contrastive", "tabular", "physics")
-    out = []
-    for i in range(n):
-        topic = " ".join(rng.sample(words, 4))
-        out.append({"id": f"{prefix}-{i:03d}", "title": f"{topic.title()} {prefix} {i}",
-                    "abstract": f"We study {topic} and propose a method evaluated on {rng.randint(2, 9)} benchmarks.",
-                    "publication_date": f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
-                    "venue": rng.choice(["ICLR", "NeurIPS", "arXiv", "ACL"]), "citation_count": rng.randint(0, 500)})
-    return out
-
-
-def jsonl(rows: list[dict]) -> bytes:
-    return "".join(json.dumps(r) + "\n" for r in rows).encode()
-
-
-def write_report(name: str, data: dict) -> None:
-    """Figures for docs/reliability.md: printed, and saved when HINDSIGHT_RELIABILITY_OUT names a folder."""
-    text = json.dumps(data, indent=2, default=str)
-    print(f"\n[reliability] {name}: {text}")
-    out = os.environ.get("HINDSIGHT_RELIABILITY_OUT")
-    if out:
-        Path(out).mkdir(parents=True, exist_ok=True)
-        (Path(out) / f"{name}.json").write_text(text + "\n")
-
-
-def cli(home: Path, *args: str, timeout: float = 300, token: str | None = None) -> subprocess.CompletedProcess:
-    """Run `hindsight ARGS` against this home and wait for it."""
-    return subprocess.run([*HINDSIGHT, *args], cwd=ROOT, env=cli_env(home, token), capture_output=True, text=True,
-                          timeout=timeout)
-
-
-def cli_env(home: Path, token: str | None = None) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}
-    env |= {"HINDSIGHT_HOME": str(home), "COLUMNS": "200", "NO_COLOR": "1"}
-    if token:
-        env["HINDSIGHT_ADMIN_TOKEN"] = token
-    return env
-
-
-class LiveServer(Server):
-    """The real server with the suite's admin token, logging at info (the access tests read the log)."""
-
-    def __init__(self, home: Path, token: str | None = TOKEN_VALUE, env: dict | None = None) -> None:
-        super().__init__(home, token=token, env={"COLUMNS": "200", "NO_COLOR": "1", **(env or {})},
-                         log_level="info", start_timeout=120)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if HERE in item.path.parents:
+            item.add_marker(pytest.mark.server)
 
 
 @pytest.fixture
-def live_server() -> Iterator:
+def live_server() -> Iterator[Callable[..., LiveServer]]:
     started: list[LiveServer] = []
 
-    def start(home: Path, **kwargs) -> LiveServer:
+    def start(home: Path, **kwargs: Any) -> LiveServer:
         started.append(LiveServer(home, **kwargs))
         return started[-1]
 
     yield start
     for server in started:
         server.stop()
-
-
-def upload(url: str, name: str, data: bytes, *, headers: dict | None = None, timeout: float = 120,
-           **params) -> httpx.Response:
-    return httpx.post(f"{url}/v1/papers", files={"file": (name, data)}, headers=TOKEN if headers is None else headers,
-                      params=params, timeout=timeout)
-
-
-def wait_job(url: str, job_id: str, timeout: float = 600) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        state = httpx.get(f"{url}/v1/jobs/{job_id}", timeout=30).json()
-        if state["status"] in ("succeeded", "failed"):
-            return state
-        time.sleep(0.25)
-    raise AssertionError(f"job {job_id} did not finish within {timeout} s")
-
-
-def rebuild(url: str, timeout: float = 600) -> dict:
-    """POST a rebuild and wait for it; returns the finished job."""
-    response = httpx.post(f"{url}/v1/index/rebuild", headers=TOKEN, timeout=30)
-    assert response.status_code == 202, response.text
-    return wait_job(url, response.json()["id"], timeout)
-
-
-def seeded_server(live_server, home: Path, lines: int = 40, **kwargs):
-    """A server whose database holds the first `lines` sample papers and whose first index is published."""
-    server = live_server(home, **kwargs)
-    data = ("\n".join(paper_lines(0, lines)) + "\n").encode()
-    response = upload(server.url, "seed.jsonl", data)
-    assert response.status_code == 200, response.text
-    job = rebuild(server.url)
-    assert job["status"] == "succeeded", job
-    return server, job["result"]["version"]

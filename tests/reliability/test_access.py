@@ -14,7 +14,7 @@ from pydantic import SecretStr
 from indexing.settings import Settings
 from service import deps
 from service.app import create_app
-from tests.reliability.conftest import LEAK, TOKEN, TOKEN_VALUE, seeded_server, upload, wait_job
+from tests.reliability.helpers import LEAK, TOKEN, TOKEN_VALUE, seeded_server, upload, wait_job
 
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 # by design (DESIGN.md): scoring and the pure metric computations need no token; every other write does

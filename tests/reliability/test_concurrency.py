@@ -16,9 +16,10 @@ from indexing.db import migrate
 from indexing.ingest import ingest_bytes
 from indexing.settings import Settings
 from indexing.versions import current_version, list_versions
-from tests.conftest import ROOT
-from tests.reliability.conftest import (
-    HINDSIGHT, SEED, TOKEN, cli, cli_env, jsonl, paper_lines, sample_ideas, scale, seeded_server,
+from tests.helpers import ROOT
+from tests.helpers import HINDSIGHT, clean_env, run_cli
+from tests.reliability.helpers import (
+    SEED, TOKEN, jsonl, paper_lines, sample_ideas, scale, seeded_server,
     synthetic_papers, upload, wait_job, write_report,
 )
 
@@ -49,7 +50,7 @@ def test_a_held_lock_refuses_the_second_build(tmp_path, minilm):
     settings = home_with_index(tmp_path, minilm, new=3)
     before, rows = current_version(settings.indexes_dir), len(builds(settings.db_path))
     with build_lock(settings.indexes_dir):
-        out = cli(settings.home, "index", "build")
+        out = run_cli(settings.home, "index", "build")
     assert out.returncode == 1 and BUSY in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert current_version(settings.indexes_dir) == before and len(builds(settings.db_path)) == rows
 
@@ -57,7 +58,7 @@ def test_a_held_lock_refuses_the_second_build(tmp_path, minilm):
 def test_two_builds_started_together(tmp_path, minilm):
     settings = home_with_index(tmp_path, minilm, new=60)
     before = list_versions(settings.indexes_dir)
-    procs = [subprocess.Popen([*HINDSIGHT, "index", "build"], cwd=ROOT, env=cli_env(settings.home),
+    procs = [subprocess.Popen([*HINDSIGHT, "index", "build"], cwd=ROOT, env=clean_env(settings.home),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     results = [(p.wait(600), p.stderr.read()) for p in procs]
     for p in procs:
@@ -69,7 +70,7 @@ def test_two_builds_started_together(tmp_path, minilm):
         assert BUSY in next(err for code, err in results if code == 1)
     rows = builds(settings.db_path)[1:]
     assert [s for _, s, _, _ in rows] == ["published"] * codes.count(0), rows
-    for (_, _, a1, b1), (_, _, a2, b2) in zip(rows, rows[1:]):
+    for (_, _, _, b1), (_, _, a2, _) in zip(rows, rows[1:]):
         assert b1 <= a2, f"two builds ran at once: {rows}"  # never two writers
     after = list_versions(settings.indexes_dir)
     assert len(after) - len(before) == codes.count(0) and current_version(settings.indexes_dir) == after[-1]
@@ -88,7 +89,7 @@ def test_api_rebuilds_queue_and_cli_build_is_refused_meanwhile(tmp_path, live_se
     while time.monotonic() < deadline and cli_out is None:
         states = [httpx.get(f"{server.url}/v1/jobs/{j['id']}", timeout=30).json()["status"] for j in jobs]
         if states[0] == "running" and states[1] == "queued":  # the second waits for the first
-            cli_out = cli(home, "index", "build")
+            cli_out = run_cli(home, "index", "build")
         elif states[0] in ("succeeded", "failed"):
             break
         time.sleep(0.1)
@@ -97,7 +98,7 @@ def test_api_rebuilds_queue_and_cli_build_is_refused_meanwhile(tmp_path, live_se
     assert cli_out is not None, "the second rebuild never waited behind the first"
     assert cli_out.returncode == 0 or BUSY in cli_out.stderr, cli_out.stderr  # refused, or ran in a gap
     rows = builds(home / "hindsight.db")
-    for (_, _, a1, b1), (_, _, a2, b2) in zip(rows, rows[1:]):
+    for (_, _, _, b1), (_, _, a2, _) in zip(rows, rows[1:]):
         assert b1 is not None and b1 <= a2, f"two builds ran at once: {rows}"
     published = [i for i, status, _, _ in rows if status == "published"]
     assert len(published) == 3 + (cli_out.returncode == 0), rows
@@ -154,7 +155,7 @@ def test_scoring_while_ingesting_never_locks(tmp_path, live_server):
         path = tmp_path / f"cli{i}.jsonl"
         path.write_bytes(jsonl(synthetic_papers(f"cli{i}", 40, rng)))
         files.append(str(path))
-    cli_proc = subprocess.Popen([*HINDSIGHT, "ingest", *files], cwd=ROOT, env=cli_env(home),
+    cli_proc = subprocess.Popen([*HINDSIGHT, "ingest", *files], cwd=ROOT, env=clean_env(home),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     threads = [threading.Thread(target=scorer, args=(w,)) for w in range(2)]
     threads += [threading.Thread(target=uploader), threading.Thread(target=in_process_writer)]

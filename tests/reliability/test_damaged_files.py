@@ -19,8 +19,9 @@ from indexing.db import migrate
 from indexing.ingest import ingest_bytes
 from indexing.settings import Settings
 from indexing.versions import CURRENT, MANIFEST, PAPERS, current_version, load_version, set_current, sha256_file
-from tests.reliability.conftest import (
-    FULL, LEAK, SEED, cli, jsonl, paper_lines, sample_ideas, synthetic_papers, write_report,
+from tests.helpers import run_cli
+from tests.reliability.helpers import (
+    FULL, LEAK, SEED, jsonl, paper_lines, sample_ideas, synthetic_papers, write_report,
 )
 
 INDEX_FILE = "index.faiss"
@@ -189,13 +190,13 @@ def test_damaged_versions_are_refused_and_the_good_one_serves(template: Path, tm
     assert code == 503 and "checksum mismatch" in body["reason"] and good in body["reason"], body
     assert httpx.post(f"{fresh.url}/v1/score", json={"ideas": [sample_ideas()[0]]}, timeout=60).status_code == 503
 
-    status = cli(home, "index", "status")
+    status = run_cli(home, "index", "status")
     assert status.returncode == 1 and "checksum mismatch" in status.stderr, status.stderr
     assert f"hindsight index use {good}" in " ".join(status.stderr.split()), status.stderr
     if FULL:  # publishing the damaged version by hand is refused too
-        use_bad = cli(home, "index", "use", "v9999")
+        use_bad = run_cli(home, "index", "use", "v9999")
         assert use_bad.returncode == 1 and "checksum mismatch" in use_bad.stderr, use_bad.stderr
-    use_good = cli(home, "index", "use", good)
+    use_good = run_cli(home, "index", "use", good)
     assert use_good.returncode == 0 and current_version(indexes) == good, use_good.stderr
     assert readyz(fresh.url)[1]["loaded_version"] == good
     for out in (status, use_good):
@@ -218,7 +219,7 @@ def test_missing_current_pointer(template: Path, tmp_path: Path, live_server):
     fresh = live_server(home)
     code, body = readyz(fresh.url)
     assert code == 503 and f"hindsight index use {good}" in body["reason"], body
-    status = cli(home, "index", "status")
+    status = run_cli(home, "index", "status")
     assert status.returncode == 1 and f"hindsight index use {good}" in " ".join(status.stderr.split()), status.stderr
 
 
@@ -282,11 +283,11 @@ def test_disk_full_during_build(template: Path, tmp_path: Path, live_server, min
         filler = fill_disk(mount, 16 * 1024)
         ingest_failed = None
         try:
-            built = cli(home, "index", "build")
+            built = run_cli(home, "index", "build")
             during = httpx.post(f"{server.url}/v1/score", json={"ideas": [sample_ideas()[1]]}, timeout=120)
             big = tmp_path / "big.jsonl"
             big.write_bytes(jsonl(synthetic_papers("fullingest", 200, rng))[: 8 * 1024 * 1024])
-            ingested = cli(home, "ingest", str(big))
+            ingested = run_cli(home, "ingest", str(big))
             ingest_failed = " ".join(ingested.stderr.split())[-300:] if ingested.returncode else None
         finally:
             filler.unlink()
@@ -303,7 +304,7 @@ def test_disk_full_during_build(template: Path, tmp_path: Path, live_server, min
         con.close()
         assert stored in (0, 200), f"partial ingest on a full disk: {stored}"
         assert_failed_cleanly(settings, good, built.stderr)
-        rebuilt = cli(home, "index", "build")  # space is back: the next build completes
+        rebuilt = run_cli(home, "index", "build")  # space is back: the next build completes
         assert rebuilt.returncode == 0, rebuilt.stderr
         assert readyz(server.url)[1]["loaded_version"] == current_version(settings.indexes_dir) != good
         write_report("disk_full", {"tmpfs_mb": size_mb, "builds": outcomes, "cli": text[-300:],

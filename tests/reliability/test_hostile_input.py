@@ -14,7 +14,7 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings as hsettings
 from schemathesis import GenerationMode
 
-from tests.reliability.conftest import (
+from tests.reliability.helpers import (
     FULL, LEAK, SEED, TOKEN, TOKEN_VALUE, scale, seeded_server, upload, write_report,
 )
 
@@ -26,7 +26,7 @@ SERVER_ENV = {"HINDSIGHT_MAX_UPLOAD_BYTES": str(MAX_UPLOAD), "HINDSIGHT_MAX_TEXT
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from tests.reliability.conftest import LiveServer
+    from tests.reliability.helpers import LiveServer
 
     home = tmp_path_factory.mktemp("hostile") / "home"
     started: list[LiveServer] = []

@@ -19,9 +19,10 @@ from indexing.db import migrate
 from indexing.ingest import ingest_bytes
 from indexing.settings import Settings
 from indexing.versions import current_version, load_version
-from tests.conftest import ROOT
-from tests.reliability.conftest import (
-    HINDSIGHT, SEED, cli_env, jsonl, paper_lines, sample_ideas, scale, synthetic_papers, write_report,
+from tests.helpers import ROOT
+from tests.helpers import HINDSIGHT, clean_env
+from tests.reliability.helpers import (
+    SEED, jsonl, paper_lines, sample_ideas, scale, synthetic_papers, write_report,
 )
 
 KILLS = scale(4, 50)
@@ -39,12 +40,12 @@ class Tally:
 
 
 def run_killpoint(home: Path, args: list[str], kill_at: int, count_file: Path, timeout: float = 600) -> int:
-    env = cli_env(home) | {"HINDSIGHT_KILL_AT": str(kill_at), "HINDSIGHT_KILL_COUNT": str(count_file)}
+    env = clean_env(home) | {"HINDSIGHT_KILL_AT": str(kill_at), "HINDSIGHT_KILL_COUNT": str(count_file)}
     return subprocess.run([*KILLPOINT, *args], cwd=ROOT, env=env, capture_output=True, timeout=timeout).returncode
 
 
 def run_and_kill_after(home: Path, args: list[str], delay: float, timeout: float = 600) -> int:
-    proc = subprocess.Popen([*HINDSIGHT, *args], cwd=ROOT, env=cli_env(home), stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen([*HINDSIGHT, *args], cwd=ROOT, env=clean_env(home), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
         proc.wait(delay)

@@ -10,7 +10,7 @@ from indexing.build import build_index
 from indexing.db import migrate
 from indexing.ingest import ingest_bytes
 from indexing.settings import Settings
-from tests.reliability.conftest import TOKEN, paper_lines, sample_ideas, scale, wait_job, write_report
+from tests.reliability.helpers import TOKEN, paper_lines, sample_ideas, scale, wait_job, write_report
 
 SCORERS = 4
 

@@ -16,8 +16,8 @@ from indexing.build import build_index
 from indexing.db import migrate
 from indexing.ingest import ingest_path
 from indexing.settings import Settings
-from tests.conftest import ROOT, free_port
-from tests.reliability.conftest import SEED, TOKEN, TOKEN_VALUE, scale, write_report
+from tests.helpers import ROOT, free_port
+from tests.reliability.helpers import SEED, TOKEN, TOKEN_VALUE, scale, write_report
 
 ST = Path(sys.executable).with_name("st")
 CONFIG = ROOT / "tests" / "schemathesis.toml"

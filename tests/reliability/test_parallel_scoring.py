@@ -8,7 +8,7 @@ import time
 
 import httpx
 
-from tests.reliability.conftest import (
+from tests.reliability.helpers import (
     SEED, TOKEN, jsonl, sample_ideas, scale, seeded_server, synthetic_papers, upload, wait_job, write_report,
 )
 
@@ -62,8 +62,10 @@ def test_parallel_clients_one_run_while_rebuilding(tmp_path, live_server):
     con = sqlite3.connect(server.home / "hindsight.db", timeout=30)
     try:
         rows = con.execute("SELECT i.idea_id, i.text, s.score, s.id FROM ideas i JOIN runs r ON r.id = i.run_id "
-                           "LEFT JOIN scores s ON s.idea_pk = i.pk WHERE r.system = 'par' AND r.label = 'one'").fetchall()
-        scores_per_idea = con.execute("SELECT max(c) FROM (SELECT count(*) c FROM scores GROUP BY idea_pk)").fetchone()[0]
+                           "LEFT JOIN scores s ON s.idea_pk = i.pk WHERE r.system = 'par' AND r.label = 'one'"
+                           ).fetchall()
+        scores_per_idea = con.execute(
+            "SELECT max(c) FROM (SELECT count(*) c FROM scores GROUP BY idea_pk)").fetchone()[0]
         orphans = con.execute("SELECT count(*) FROM matches m LEFT JOIN scores s ON s.id = m.score_id "
                               "WHERE s.id IS NULL").fetchone()[0]
         runs = con.execute("SELECT count(*) FROM runs WHERE system = 'par' AND label = 'one'").fetchone()[0]

@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 import orjson
 
-from tests.reliability.conftest import (
+from tests.reliability.helpers import (
     SEED, TOKEN, paper_lines, rebuild, sample_ideas, scale, seeded_server, upload, write_report,
 )
 from tests.reliability.loadgen import LoadGenerator, VersionSnapshot, check_answer, latency_summary

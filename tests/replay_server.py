@@ -14,7 +14,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from tests.conftest import SHARED_DATA
+from tests.helpers import SHARED_DATA
 
 APIS = SHARED_DATA / "apis"
 
@@ -219,7 +219,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif name == "403-slow-down":  # OpenAlex's documented per-second limit answer
             self._send(403, json.dumps({"error": "Rate limit exceeded; slow down"}).encode())
         elif name == "401":  # OpenAlex without a key (recorded on /rate-limit, 2026)
-            self._send(401, json.dumps({"error": "Invalid or missing API key", "message": "API key not found"}).encode())
+            body = {"error": "Invalid or missing API key", "message": "API key not found"}
+            self._send(401, json.dumps(body).encode())
         elif name == "reset":  # RST instead of an answer
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.connection.close()

@@ -1,12 +1,20 @@
-"""A constructed store for the analysis tests: two systems with planted quadrant memberships."""
+"""Test data built on purpose: a store with planted analysis quadrants, an index in the old layout, a corpus dump."""
 
+import json
+import shutil
 from datetime import date
 from pathlib import Path
 
+import faiss
 import numpy as np
+import orjson
+from sqlalchemy import select
 
 from indexing.db import migrate, session_scope
-from indexing.models import Idea, JudgeScore, Match, Run, Score
+from indexing.models import Idea, JudgeScore, Match, Paper, Run, Score
+from indexing.settings import Settings
+from indexing.vectorindex.faiss_index import FILENAME
+from indexing.versions import MANIFEST, PAPERS, sha256_file
 
 # per system: how many ideas are planted in each quadrant (default cuts: matched, judge median)
 PLANTED = {
@@ -18,8 +26,9 @@ LOW_JUDGE = (4.0, 5.0, 5.5, 6.0)
 JUDGE_MEDIAN = 7.0
 
 
-def build(home: Path, *, seed: int = 7) -> list[dict]:
-    """Write runs, ideas, scores, matches and two judges' scores; return the planted rows."""
+def analysis_store(home: Path, *, seed: int = 7) -> list[dict]:
+    """Two systems with planted quadrant memberships: write runs, ideas, scores, matches and two judges' scores;
+    return the planted rows."""
     rng = np.random.default_rng(seed)
     db_path = home / "hindsight.db"
     migrate(db_path)
@@ -73,3 +82,38 @@ def _add_idea(session, run, idea_id, score, matched, overall, novelty, rng) -> d
         session.add(JudgeScore(idea_pk=idea.pk, judge="judge-2", overall=float(rng.integers(1, 11))))
     return {"system": run.system, "run": run.label, "idea_id": idea_id, "idea_pk": idea.pk, "score": score,
             "matched": matched, "overall": overall, "novelty": novelty, "best_title": best_title}
+
+
+def make_old_version(indexes_dir: Path, version: str, new: str) -> None:
+    """Rewrite a version in the layout built before per-request windows: vector ids = paper pks, snapshot in pk
+    order, no vector_ids in the manifest."""
+    src, dst = indexes_dir / version, indexes_dir / new
+    shutil.copytree(src, dst)
+    rows = orjson.loads((src / PAPERS).read_bytes())
+    index = faiss.read_index(str(src / FILENAME))
+    vectors = index.reconstruct_n(0, index.ntotal)
+    order = sorted(range(len(rows)), key=lambda i: rows[i]["pk"])
+    old_rows = [{k: v for k, v in rows[i].items() if k != "pk"} | {"key": rows[i]["pk"]} for i in order]
+    old = faiss.index_factory(vectors.shape[1], "IDMap2,Flat", faiss.METRIC_INNER_PRODUCT)
+    old.add_with_ids(vectors[order], np.array([rows[i]["pk"] for i in order], dtype=np.int64))
+    faiss.write_index(old, str(dst / FILENAME))
+    (dst / PAPERS).write_bytes(orjson.dumps(old_rows))
+    manifest = json.loads((src / MANIFEST).read_text())
+    manifest.pop("vector_ids")
+    # versions of that time had no lexical index nor matcher block either
+    for name in (manifest.pop("lexical", None) or {}).get("files", []):
+        (dst / name).unlink(missing_ok=True)
+        manifest["checksums"].pop(name, None)
+    manifest.pop("matcher", None)
+    for key in ("citation_normalisation", "papers"):
+        manifest["impact"].pop(key)
+    manifest["version"] = new
+    manifest["checksums"] = {name: sha256_file(dst / name) for name in manifest["checksums"]}
+    (dst / MANIFEST).write_text(json.dumps(manifest))
+
+
+def corpus(settings: Settings) -> dict[str, tuple]:
+    """Every stored paper by id: the fields a fetch writes."""
+    with session_scope(settings.db_path) as s:
+        return {p.paper_id: (p.title, p.abstract, p.publication_date, p.date_rule, p.venue, p.citation_count, p.doi)
+                for p in s.scalars(select(Paper))}

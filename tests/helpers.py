@@ -1,0 +1,78 @@
+"""Shared test helpers: the repository's paths, a real uvicorn server on loopback, and the CLI as a subprocess."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# the command as a user runs it, from this checkout (an installed `hindsight` script may point at another one)
+HINDSIGHT = [sys.executable, "-m", "service.cli"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def clean_env(home: Path, token: str | None = None, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The caller's environment without its HINDSIGHT_* settings, pointed at `home`."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}
+    full |= {"HINDSIGHT_HOME": str(home), "COLUMNS": "200", "NO_COLOR": "1"}
+    if token:
+        full["HINDSIGHT_ADMIN_TOKEN"] = token
+    return full | (env or {})
+
+
+def run_cli(home: Path, *args: str, env: dict[str, str] | None = None, token: str | None = None,
+            timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run `hindsight ARGS` against this home as a subprocess and wait for it."""
+    return subprocess.run([*HINDSIGHT, *args], cwd=ROOT, env=clean_env(home, token, env), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+class Server:
+    """`uvicorn service.app:create_app` on a free loopback port, logging into home/server.log."""
+
+    def __init__(self, home: Path, token: str | None = "test-token", env: dict[str, str] | None = None,
+                 log_level: str = "warning", start_timeout: float = 60) -> None:
+        home.mkdir(parents=True, exist_ok=True)
+        self.home, self.port = home, free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = home / "server.log"
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}
+        full_env |= {"HINDSIGHT_HOME": str(home), **({"HINDSIGHT_ADMIN_TOKEN": token} if token else {}), **(env or {})}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory", "--host", "127.0.0.1",
+             "--port", str(self.port), "--log-level", log_level],
+            cwd=ROOT, env=full_env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + start_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: {self.log_text()[-3000:]}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"server did not start within {start_timeout} s")
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(15)
