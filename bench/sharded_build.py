@@ -93,7 +93,7 @@ def build(args) -> dict:
     files = index.save(folder)
     peak = peak_rss_mb()
     queries = np.load(Path(args.out) / "queries.npy")
-    reloaded = FaissIndex.load(folder, index.factory, index.params)
+    reloaded = FaissIndex.load(folder, {"factory": index.factory, **index.params})
     _, ids = reloaded.search(queries, RECALL_K)
     np.save(Path(args.out) / "ivf_ids.npy", ids)
     return {"factory": index.factory, "params": index.params, "build_seconds": round(seconds, 1),
