@@ -152,7 +152,8 @@ def _shards_root(settings: Settings, embedder: Embedder) -> Path:
 def embed_on_ray(embedder: Embedder, texts: list[str], *, settings: Settings, address: str | None = None,
                  shards_dir: Path | None = None, actors: int | None = None, encoder: type = EncoderActor,
                  progress: Progress | None = None) -> int:
-    """Fill the embedding cache for texts through Ray; returns the rows added. Shards left by a failed run merge first."""
+    """Fill the embedding cache for texts through Ray; returns the rows added. Shards left by a failed run merge
+    first."""
     root = shards_dir or _shards_root(settings, embedder)
     leftovers = sorted(root.rglob("*.parquet")) if root.exists() else []
     added = merge_shards(leftovers, db_path=settings.db_path, embedder=embedder) if leftovers else 0
@@ -185,7 +186,8 @@ def embed_on_ray(embedder: Embedder, texts: list[str], *, settings: Settings, ad
 
 
 def export_dataset(path: str, embedder: Embedder, *, db_path: Path):
-    """Papers from Parquet or JSONL exports (title, abstract columns) as a Ray dataset of uncached (content_hash, text)."""
+    """Papers from Parquet or JSONL exports (title, abstract columns) as a Ray dataset of uncached
+    (content_hash, text)."""
     import ray
 
     reader = ray.data.read_parquet if str(path).endswith(".parquet") or Path(path).is_dir() else ray.data.read_json

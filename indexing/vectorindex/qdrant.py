@@ -10,6 +10,7 @@ them exactly, and locks the folder to one process. One client per folder is kept
 the API and the serving share it); a second process is refused with LocalModeLocked.
 """
 
+import atexit
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -67,6 +68,20 @@ def release(path: str | Path) -> None:
         client.close()
 
 
+def _api_key() -> str | None:
+    from indexing.settings import get_settings
+
+    key = get_settings().qdrant_api_key
+    return key.get_secret_value() if key else None
+
+
+@atexit.register
+def _release_all() -> None:
+    """Close local clients while the interpreter can still run their close (else a noisy __del__ at exit)."""
+    for folder in list(_local_clients):
+        release(folder)
+
+
 def collection_name(prefix: str, version: str) -> str:
     return f"{prefix}-{version}"
 
@@ -116,7 +131,7 @@ class QdrantIndex:
             raise IndexUnavailable(f"Qdrant {where} is missing (removed?); rebuild with "
                                    "`hindsight index build --backend qdrant`")
         try:
-            client = connect(url=url, path=path)
+            client = connect(url=url, path=path, api_key=_api_key() if url else None)
             exists = client.collection_exists(spec["collection"])
         except Exception as exc:  # the client raises transport, HTTP and runtime errors alike
             raise unavailable(exc, where) from None
