@@ -139,7 +139,7 @@ class LoadedIndex:
         if allowed is not None and tuple(allowed) != (0, len(self.rows)):
             if not self.date_ordered:
                 raise ValueError(f"index {self.version} has no date-ordered ids: it cannot restrict to {allowed}")
-            sims, ids = self.index.search(vectors, k, allowed=tuple(allowed))
+            sims, ids = self.index.search(vectors, k, allowed=(int(allowed[0]), int(allowed[1])))
         else:
             sims, ids = self.index.search(vectors, k)
         return [[(self.position_of(i), float(s)) for s, i in zip(row_s, row_i) if i >= 0]
@@ -183,7 +183,8 @@ def load_version(indexes_dir: Path, version: str) -> LoadedIndex:
     except IndexUnavailable:  # the store is down or locked, not damaged: a later load may succeed
         raise
     except Exception as exc:  # faiss raises RuntimeError, orjson its own: any failure means damaged
-        raise IndexDamaged(f"index version {version}: cannot be read ({type(exc).__name__}); rebuild the index") from None
+        raise IndexDamaged(f"index version {version}: cannot be read ({type(exc).__name__}); "
+                           "rebuild the index") from None
     papers = _papers(rows, version)
     if len(index) != manifest["counts"]["indexed"] or len(papers) != len(index):
         raise IndexDamaged(f"index version {version}: holds {len(index)} vectors and {len(papers)} papers, "
