@@ -37,6 +37,7 @@ from indexing.windows import DATE_ORDER, PaperTable, Window, WindowImpact
 
 Progress = Callable[[str, int, int], None]  # (stage, advance, total)
 KEEP_VERSIONS = 5
+BACKENDS = ("faiss", "qdrant")
 CACHE_CHUNK = 256
 
 
@@ -139,6 +140,11 @@ def build_index(settings: Settings, *, model: str | None = None, cutoff: date | 
         raise BuildFailed(f"--until {until} is before --cutoff {cutoff}")
     if matcher is not None and matcher not in MATCHERS:
         raise BuildFailed(f"unknown matcher {matcher!r}; use {' or '.join(MATCHERS)}")
+    backend = backend or settings.vector_backend
+    if backend not in BACKENDS:
+        raise BuildFailed(f"unknown vector backend {backend!r}; use {' or '.join(BACKENDS)}")
+    if backend == "qdrant" and factory:
+        raise BuildFailed("--factory names a FAISS index; a Qdrant collection takes no factory")
     indexes_dir, db_path = settings.indexes_dir, settings.db_path
     with build_lock(indexes_dir):
         embedder, build_id = _start(settings, embedder, model, theta)
@@ -146,7 +152,7 @@ def build_index(settings: Settings, *, model: str | None = None, cutoff: date | 
         created: list = []
         try:
             result = _build(settings, embedder, cutoff, until, build_id, staging, progress, engine, address,
-                            factory, matcher, backend or settings.vector_backend, qdrant_url, created)
+                            factory, matcher, backend, qdrant_url, created)
         except BaseException as exc:
             shutil.rmtree(staging, ignore_errors=True)
             _drop_unpublished(indexes_dir, created)
@@ -344,10 +350,6 @@ def _vector_index(settings: Settings, vectors: np.ndarray, snapshot: list[dict],
     if backend == "faiss":
         chosen = factory or factory_for(len(ids), vectors.shape[1])
         return build_in_memory(vectors, ids, factory=chosen, rerank_dir=staging if ",PQ" in chosen else None)
-    if backend != "qdrant":
-        raise BuildFailed(f"unknown vector backend {backend!r}; use faiss or qdrant")
-    if factory:
-        raise BuildFailed("--factory names a FAISS index; a Qdrant collection takes no factory")
     from indexing.vectorindex.qdrant import QdrantIndex, collection_name, connect
 
     url = qdrant_url or settings.qdrant_url
