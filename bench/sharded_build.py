@@ -33,7 +33,7 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
 
 
-def _model(dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def latent_model(dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     projection = rng.standard_normal((LATENT, dim)).astype(np.float32) / np.sqrt(LATENT)
     centres = rng.standard_normal((4096, LATENT)).astype(np.float32)
@@ -50,7 +50,7 @@ def synthetic(n: int, dim: int, rng: np.random.Generator, projection: np.ndarray
 def generate(args) -> dict:
     out = Path(args.out) / "shards"
     out.mkdir(parents=True, exist_ok=True)
-    projection, centres = _model(args.dim, args.seed)
+    projection, centres = latent_model(args.dim, args.seed)
     rng = np.random.default_rng(args.seed + 1)
     t0, paths = time.perf_counter(), []
     for start in range(0, args.n, args.shard_size):
@@ -93,7 +93,7 @@ def build(args) -> dict:
     files = index.save(folder)
     peak = peak_rss_mb()
     queries = np.load(Path(args.out) / "queries.npy")
-    reloaded = FaissIndex.load(folder, index.factory, index.params)
+    reloaded = FaissIndex.load(folder, {"factory": index.factory, **index.params})
     _, ids = reloaded.search(queries, RECALL_K)
     np.save(Path(args.out) / "ivf_ids.npy", ids)
     return {"factory": index.factory, "params": index.params, "build_seconds": round(seconds, 1),

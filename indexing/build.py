@@ -26,15 +26,18 @@ from indexing.matcher import MATCHERS, default_matcher, find_entry
 from indexing.matcher.vectors import stored_vectors
 from indexing.models import Embedding, IndexBuild, Paper, utcnow
 from indexing.settings import Settings
+from indexing.vectorindex.base import VectorIndex
+from indexing.vectorindex.faiss_index import factory_for
 from indexing.vectorindex.ivf import build_in_memory
 from indexing.versions import (
-    MANIFEST, PAPERS, IndexDamaged, current_version, fsync_dir, list_versions, load_version, set_current,
-    sha256_file,
+    MANIFEST, PAPERS, IndexDamaged, LoadedIndex, current_version, fsync_dir, list_versions, load_version, sha256_file,
+    use_version,
 )
-from indexing.windows import DATE_ORDER, PaperTable, Window
+from indexing.windows import DATE_ORDER, PaperTable, Window, WindowImpact
 
 Progress = Callable[[str, int, int], None]  # (stage, advance, total)
 KEEP_VERSIONS = 5
+BACKENDS = ("faiss", "qdrant")
 CACHE_CHUNK = 256
 
 
@@ -124,25 +127,35 @@ def _next_version(indexes_dir: Path, build_id: int) -> str:
 def build_index(settings: Settings, *, model: str | None = None, cutoff: date | None = None,
                 until: date | None = None, theta: float | None = None, embedder: Embedder | None = None,
                 progress: Progress | None = None, engine: str = "local", address: str | None = None,
-                factory: str | None = None, matcher: str | None = None) -> BuildResult:
+                factory: str | None = None, matcher: str | None = None, backend: str | None = None,
+                qdrant_url: str | None = None) -> BuildResult:
     """Build, verify and publish a new index version; on any failure the previous version stays current.
 
-    factory: a FAISS index factory string instead of the size-based choice (flat while small, else IVF)."""
+    factory: a FAISS index factory string instead of the size-based choice (flat while small, else IVF).
+    backend: faiss or qdrant (default: settings.vector_backend); qdrant_url: a server instead of the setting's
+    (unset both: local mode in HINDSIGHT_HOME/qdrant)."""
     started = time.perf_counter()
     cutoff, until = cutoff or settings.cutoff, until or settings.until
     if until < cutoff:
         raise BuildFailed(f"--until {until} is before --cutoff {cutoff}")
     if matcher is not None and matcher not in MATCHERS:
         raise BuildFailed(f"unknown matcher {matcher!r}; use {' or '.join(MATCHERS)}")
+    backend = backend or settings.vector_backend
+    if backend not in BACKENDS:
+        raise BuildFailed(f"unknown vector backend {backend!r}; use {' or '.join(BACKENDS)}")
+    if backend == "qdrant" and factory:
+        raise BuildFailed("--factory names a FAISS index; a Qdrant collection takes no factory")
     indexes_dir, db_path = settings.indexes_dir, settings.db_path
     with build_lock(indexes_dir):
         embedder, build_id = _start(settings, embedder, model, theta)
         staging = indexes_dir / f".build-{build_id}-{os.getpid()}"
+        created: list = []
         try:
             result = _build(settings, embedder, cutoff, until, build_id, staging, progress, engine, address,
-                            factory, matcher)
+                            factory, matcher, backend, qdrant_url, created)
         except BaseException as exc:
             shutil.rmtree(staging, ignore_errors=True)
+            _drop_unpublished(indexes_dir, created)
             _record(db_path, build_id, status="failed", error=describe_error(exc, settings.home))
             if isinstance(exc, (BuildFailed, KeyboardInterrupt)):
                 raise
@@ -216,23 +229,21 @@ def _clear_interrupted(indexes_dir: Path, db_path: Path) -> None:
             row.error = "the build process stopped before recording its outcome (killed or crashed)"
 
 
+@dataclass
+class _Selection:
+    papers: list  # rows in date order: position i is vector id i, BM25 document i, papers.json entry i
+    counts: dict
+
+
 def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, build_id: int, staging: Path,
            progress: Progress | None, engine: str = "local", address: str | None = None,
-           factory: str | None = None, matcher: str | None = None) -> BuildResult:
+           factory: str | None = None, matcher: str | None = None, backend: str = "faiss",
+           qdrant_url: str | None = None, created: list | None = None) -> BuildResult:
+    """Select, embed, index, write the version, verify, publish. `created`: collections this build made (the
+    caller drops them if the build fails)."""
     matcher_block = matcher_manifest(settings, embedder, matcher)
-    with session_scope(settings.db_path) as session:
-        total = session.scalar(select(func.count()).select_from(Paper)) or 0
-        before = session.scalar(select(func.count()).where(Paper.publication_date < cutoff)) or 0
-        after = session.scalar(select(func.count()).where(Paper.publication_date > until)) or 0
-        papers = session.execute(select(
-            Paper.pk, Paper.paper_id, Paper.title, Paper.abstract, Paper.venue, Paper.year, Paper.publication_date,
-            Paper.citation_count, Paper.date_rule, Paper.citations_at,
-        # date order: a vector's id is its position, so any date window inside this one is one id range
-        ).where(Paper.publication_date >= cutoff, Paper.publication_date <= until)
-          .order_by(Paper.publication_date, Paper.pk)).all()
-    if not papers:
-        raise BuildFailed(f"no papers published in the window {cutoff}..{until} ({total} in the database); "
-                          "ingest papers first with `hindsight ingest`")
+    chosen = _select(settings, cutoff, until)
+    papers = chosen.papers
     texts = [join(embedder, p.title, p.abstract) for p in papers]
     if engine == "ray":  # pre-fill the cache on Ray; embed_with_cache below then finds every vector cached
         from indexing.distributed import embed_on_ray
@@ -244,20 +255,11 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
                                          progress=progress, workers=settings.embed_workers)
     if progress:
         progress("index", 0, len(papers))
-    top_keys = top_venue_keys(settings.top_venues)
-    snapshot = [{
-        "key": position, "pk": p.pk, "paper_id": p.paper_id, "title": p.title, "venue": p.venue, "year": p.year,
-        "publication_date": p.publication_date.isoformat(), "citations": p.citation_count,
-        "citations_missing": p.citation_count is None, "top_venue": is_top_venue(p.venue, top_keys),
-    } for position, p in enumerate(papers)]
-    # the same code computes c_hat for any window of this version at request time
-    table = PaperTable.of(snapshot, transform=settings.citation_transform,
-                          normalisation=settings.citation_normalisation, citation_weight=settings.citation_weight,
-                          venue_weight=settings.venue_weight)
-    built = table.impacts(Window(cutoff, until, 0, len(snapshot)))
-    for row, c, h in zip(snapshot, built.c_hat.tolist(), built.impact.tolist()):
-        row["c_hat"], row["impact"] = c, h
-    index = build_in_memory(vectors, np.arange(len(papers), dtype=np.int64), factory=factory)
+    snapshot, built = _snapshot(settings, papers, cutoff, until)
+    version = _next_version(settings.indexes_dir, build_id)
+    staging.mkdir(parents=True)
+    index = _vector_index(settings, vectors, snapshot, backend=backend, factory=factory, qdrant_url=qdrant_url,
+                          version=version, staging=staging, created=created)
     if matcher_block["default"] == "hybrid" and stored_vectors(index, np.array([0])) is None:
         matcher_block["default"] = "dense"  # the facet cosines need the stored vectors back
         matcher_block["warning"] = f"index kind {index.kind} cannot return stored vectors: dense matcher by default"
@@ -266,13 +268,10 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
 
     # BM25 document i is snapshot entry i: both follow `papers`
     lexical = build_lexical([p.title for p in papers], [p.abstract or "" for p in papers])
-
-    staging.mkdir(parents=True)
     files = index.save(staging)
     (staging / PAPERS).write_bytes(orjson.dumps(snapshot))
     files.append(staging / PAPERS)
     files += save_lexical(lexical, staging)
-    version = _next_version(settings.indexes_dir, build_id)
     manifest = {
         "version": version,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -292,8 +291,8 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
         },
         "vector_ids": DATE_ORDER,
         "counts": {
-            "papers_in_database": total, "indexed": len(papers), "excluded_before_cutoff": before,
-            "excluded_after_window": after, "missing_citations": sum(p.citation_count is None for p in papers),
+            **chosen.counts, "indexed": len(papers),
+            "missing_citations": sum(p.citation_count is None for p in papers),
             "top_venue": sum(s["top_venue"] for s in snapshot),
             "year_only_dates": sum(p.date_rule != "exact" for p in papers),
             "embedded_new": embedded, "embedded_from_cache": len(papers) - embedded,
@@ -302,16 +301,81 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
         "checksums": {f.name: sha256_file(f) for f in files},
     }
     (staging / MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+    _publish(settings.indexes_dir, staging, version, files, probe=vectors[0])
+    return BuildResult(version=version, manifest=manifest, seconds=0.0)
+
+
+def _select(settings: Settings, cutoff: date, until: date) -> _Selection:
+    """The papers published in [cutoff, until], in date order, and what was left out."""
+    with session_scope(settings.db_path) as session:
+        total = session.scalar(select(func.count()).select_from(Paper)) or 0
+        before = session.scalar(select(func.count()).where(Paper.publication_date < cutoff)) or 0
+        after = session.scalar(select(func.count()).where(Paper.publication_date > until)) or 0
+        papers = session.execute(select(
+            Paper.pk, Paper.paper_id, Paper.title, Paper.abstract, Paper.venue, Paper.year, Paper.publication_date,
+            Paper.citation_count, Paper.date_rule, Paper.citations_at,
+        # date order: a vector's id is its position, so any date window inside this one is one id range
+        ).where(Paper.publication_date >= cutoff, Paper.publication_date <= until)
+          .order_by(Paper.publication_date, Paper.pk)).all()
+    if not papers:
+        raise BuildFailed(f"no papers published in the window {cutoff}..{until} ({total} in the database); "
+                          "ingest papers first with `hindsight ingest`")
+    return _Selection(list(papers), {"papers_in_database": total, "excluded_before_cutoff": before,
+                                     "excluded_after_window": after})
+
+
+def _snapshot(settings: Settings, papers: list, cutoff: date, until: date) -> tuple[list[dict], WindowImpact]:
+    """papers.json entries (key = position) with the built window's c_hat and impact."""
+    top_keys = top_venue_keys(settings.top_venues)
+    snapshot = [{
+        "key": position, "pk": p.pk, "paper_id": p.paper_id, "title": p.title, "venue": p.venue, "year": p.year,
+        "publication_date": p.publication_date.isoformat(), "citations": p.citation_count,
+        "citations_missing": p.citation_count is None, "top_venue": is_top_venue(p.venue, top_keys),
+    } for position, p in enumerate(papers)]
+    # the same code computes c_hat for any window of this version at request time
+    table = PaperTable.of(snapshot, transform=settings.citation_transform,
+                          normalisation=settings.citation_normalisation, citation_weight=settings.citation_weight,
+                          venue_weight=settings.venue_weight)
+    built = table.impacts(Window(cutoff, until, 0, len(snapshot)))
+    for row, c, h in zip(snapshot, built.c_hat.tolist(), built.impact.tolist()):
+        row["c_hat"], row["impact"] = c, h
+    return snapshot, built
+
+
+def _vector_index(settings: Settings, vectors: np.ndarray, snapshot: list[dict], *, backend: str,
+                  factory: str | None, qdrant_url: str | None, version: str, staging: Path,
+                  created: list | None) -> VectorIndex:
+    """FAISS (flat while small, IVF beyond, PQ with a float16 re-rank store past 2M) or a new Qdrant collection."""
+    ids = np.arange(len(snapshot), dtype=np.int64)
+    if backend == "faiss":
+        chosen = factory or factory_for(len(ids), vectors.shape[1])
+        return build_in_memory(vectors, ids, factory=chosen, rerank_dir=staging if ",PQ" in chosen else None)
+    from indexing.vectorindex.qdrant import QdrantIndex, collection_name, connect
+
+    url = qdrant_url or settings.qdrant_url
+    path = None if url else settings.qdrant_dir
+    api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+    index = QdrantIndex.create(connect(url=url, path=path, api_key=api_key), vectors.shape[1],
+                               collection_name(settings.qdrant_prefix, version), url=url, path=path,
+                               alias=settings.qdrant_alias)
+    if created is not None:
+        created.append(index)
+    index.add(vectors, ids, payloads=[{"publication_date": r["publication_date"], "impact": r["impact"]}
+                                      for r in snapshot])
+    return index
+
+
+def _publish(indexes_dir: Path, staging: Path, version: str, files: list[Path], probe: np.ndarray) -> None:
+    """fsync, rename the staging folder to the version, verify it by reloading, flip the backend's alias (Qdrant),
+    then the CURRENT pointer. A failure before the flip leaves both pointers as they were; a failure of the CURRENT
+    write puts the alias back, so the two never disagree."""
     for f in [*files, staging / MANIFEST]:
         with f.open("rb") as fh:
             os.fsync(fh.fileno())
     fsync_dir(staging)
-    final = settings.indexes_dir / version
-    os.rename(staging, final)
-    fsync_dir(settings.indexes_dir)
-    _verify(settings.indexes_dir, version, vectors[0], 0)
-    set_current(settings.indexes_dir, version)
-    return BuildResult(version=version, manifest=manifest, seconds=0.0)
+    os.rename(staging, indexes_dir / version)
+    fsync_dir(indexes_dir)
+    use_version(indexes_dir, version, _verify(indexes_dir, version, probe, 0))
 
 
 def _snapshot_range(papers) -> dict:
@@ -342,7 +406,21 @@ def matcher_manifest(settings: Settings, embedder: Embedder, matcher: str | None
     return block
 
 
-def _verify(indexes_dir: Path, version: str, probe: np.ndarray, key: int) -> None:
+def _drop_unpublished(indexes_dir: Path, created: list) -> None:
+    """A failed build's collections, and the version folders naming them unless one became current."""
+    current = current_version(indexes_dir)
+    for index in created:
+        version = index.collection.rsplit("-", 1)[-1]
+        if version == current:
+            continue
+        shutil.rmtree(indexes_dir / version, ignore_errors=True)
+        try:
+            index.drop()
+        except Exception:  # the store may be what failed: the collection then stays, unpublished and unnamed
+            pass
+
+
+def _verify(indexes_dir: Path, version: str, probe: np.ndarray, key: int) -> LoadedIndex:
     """Reload the written version and run a smoke query: the first paper must find itself."""
     loaded = load_version(indexes_dir, version)
     hits = loaded.search(probe[None, :], 10)[0]
@@ -350,6 +428,7 @@ def _verify(indexes_dir: Path, version: str, probe: np.ndarray, key: int) -> Non
     if not hits or (hits[0][1] < 0.999 and all(p["key"] != key for p, _ in hits)):
         shutil.rmtree(indexes_dir / version, ignore_errors=True)
         raise IndexDamaged(f"index version {version} failed its smoke query; not published")
+    return loaded
 
 
 def _prune(indexes_dir: Path) -> None:
@@ -358,4 +437,18 @@ def _prune(indexes_dir: Path) -> None:
     versions = list_versions(indexes_dir)
     for old in versions[:-KEEP_VERSIONS]:
         if old != current:
+            _drop_collection(indexes_dir / old)
             shutil.rmtree(indexes_dir / old, ignore_errors=True)
+
+
+def _drop_collection(folder: Path) -> None:
+    """A pruned Qdrant version's collection goes with its folder (best effort: an unreachable server keeps it)."""
+    try:
+        spec = orjson.loads((folder / MANIFEST).read_bytes())["index"]
+        if spec.get("kind") != "qdrant":
+            return
+        from indexing.vectorindex.qdrant import QdrantIndex
+
+        QdrantIndex.load(folder, spec).drop()
+    except Exception:
+        pass

@@ -36,6 +36,18 @@ class Settings(BaseSettings):
     batch_size: int = Field(16, ge=1, le=1024, description="Texts per encoder batch in builds (16: measured fastest "
                                                            "for bf16 MiniLM on CPU, less padding than 32).")
 
+    vector_backend: str = Field("faiss", pattern="^(faiss|qdrant)$",
+                                description="Where builds put the vectors: faiss (files in the version folder) or "
+                                            "qdrant (a collection per version, an alias for the published one).")
+    qdrant_url: str | None = Field(None, description="Qdrant server URL (shared by several API processes); unset: "
+                                                     "local mode in HINDSIGHT_HOME/qdrant, one process at a time.")
+    qdrant_api_key: SecretStr | None = Field(None, description="Sent to the Qdrant server as its api-key.")
+    qdrant_prefix: str = Field("hindsight", pattern=r"^[A-Za-z0-9_-]{1,64}$",
+                               description="Collection names are <prefix>-<version>; one prefix per HINDSIGHT_HOME "
+                                           "sharing a server.")
+    qdrant_alias: str = Field("hindsight-current", pattern=r"^[A-Za-z0-9_-]{1,64}$",
+                              description="The alias a build flips to the collection it publishes.")
+
     cutoff: date = date(2023, 6, 1)
     until: date = date(2025, 12, 31)
     top_k: int = Field(20, ge=1, le=200)
@@ -77,6 +89,11 @@ class Settings(BaseSettings):
     @property
     def indexes_dir(self) -> Path:
         return self.home / "indexes"
+
+    @property
+    def qdrant_dir(self) -> Path:
+        """Qdrant local mode's folder (locked by the one process that opens it)."""
+        return self.home / "qdrant"
 
     @property
     def raw_dir(self) -> Path:

@@ -13,7 +13,7 @@ import orjson
 
 from indexing.lexical import LexicalDamaged, LexicalIndex, load_lexical
 from indexing.matcher.model import HybridMatcher
-from indexing.vectorindex.base import VectorIndex
+from indexing.vectorindex.base import IndexUnavailable, VectorIndex
 from indexing.vectorindex.factory import open_index
 from indexing.windows import DATE_ORDER, PaperTable, Window, WindowImpact, resolve_window
 
@@ -139,7 +139,7 @@ class LoadedIndex:
         if allowed is not None and tuple(allowed) != (0, len(self.rows)):
             if not self.date_ordered:
                 raise ValueError(f"index {self.version} has no date-ordered ids: it cannot restrict to {allowed}")
-            sims, ids = self.index.search(vectors, k, allowed=tuple(allowed))
+            sims, ids = self.index.search(vectors, k, allowed=(int(allowed[0]), int(allowed[1])))
         else:
             sims, ids = self.index.search(vectors, k)
         return [[(self.position_of(i), float(s)) for s, i in zip(row_s, row_i) if i >= 0]
@@ -156,7 +156,8 @@ def _column(rows: list[dict], name: str) -> np.ndarray:
 
 
 def load_version(indexes_dir: Path, version: str) -> LoadedIndex:
-    """Load and verify a version (checksums, counts); raises IndexDamaged with the reason."""
+    """Load and verify a version (checksums, counts); raises IndexDamaged with the reason, or IndexUnavailable
+    when the version's vector store (a Qdrant server or local folder) cannot be reached now."""
     if not VERSION_NAME.fullmatch(version):
         raise IndexDamaged(f"{version[:40]!r} is not an index version name (like v0003); point the current pointer "
                            "at a good version with `hindsight index use VERSION`")
@@ -179,6 +180,8 @@ def load_version(indexes_dir: Path, version: str) -> LoadedIndex:
     try:
         index = open_index(folder, manifest["index"])
         rows = orjson.loads((folder / PAPERS).read_bytes())
+    except IndexUnavailable:  # the store is down or locked, not damaged: a later load may succeed
+        raise
     except Exception as exc:  # faiss raises RuntimeError, orjson its own: any failure means damaged
         raise IndexDamaged(f"index version {version}: cannot be read ({type(exc).__name__}); "
                            "rebuild the index") from None
@@ -252,6 +255,23 @@ def _papers(rows, version: str) -> dict[int, dict]:
         return {int(r["key"]): r for r in rows}
     except (TypeError, KeyError, ValueError):
         raise IndexDamaged(f"index version {version}: {PAPERS} is malformed; rebuild the index") from None
+
+
+def use_version(indexes_dir: Path, version: str, loaded: LoadedIndex | None = None) -> LoadedIndex:
+    """Publish a version (a build's, or a rollback): verify it (unless given loaded), flip its backend's alias
+    (Qdrant), then CURRENT; the alias goes back if CURRENT cannot be written."""
+    loaded = loaded or load_version(indexes_dir, version)
+    alias = loaded.index.params.get("alias")
+    previous = loaded.index.publish(alias) if alias else None
+    try:
+        set_current(indexes_dir, version)
+    except BaseException:
+        if alias:
+            from indexing.vectorindex.qdrant import restore_alias
+
+            restore_alias(loaded.index.client, alias, previous)  # type: ignore[attr-defined]
+        raise
+    return loaded
 
 
 def load_current(indexes_dir: Path) -> LoadedIndex | None:

@@ -20,6 +20,7 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from indexing.db import DatabaseBusy, is_locked
+from indexing.vectorindex.base import IndexUnavailable
 
 RETRY_AFTER_SECONDS = 2
 
@@ -121,6 +122,11 @@ async def database_error(request: Request, exc: Exception) -> Response:
     return _json(500, "internal error")
 
 
+async def index_unavailable(request: Request, exc: Exception) -> Response:
+    """The vector store went away mid-request (a Qdrant server down, a local folder removed): 503 with the reason."""
+    return _json(503, str(exc), {"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+
 def body_limit_message(limit: int, declared: str | None) -> str:
     size = f"of {declared} bytes " if declared and declared.isdigit() else ""
     return (f"request body {size}exceeds the limit of {limit} bytes (HINDSIGHT_MAX_UPLOAD_BYTES, plus 64 KB for "
@@ -166,3 +172,4 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(DatabaseBusy, database_error)
     app.add_exception_handler(OperationalError, database_error)
+    app.add_exception_handler(IndexUnavailable, index_unavailable)

@@ -6,6 +6,7 @@ from pathlib import Path
 from indexing.embedders import Embedder, load_embedder
 from indexing.embedders.runtime import manifest_backend
 from indexing.settings import Settings
+from indexing.vectorindex.base import IndexUnavailable
 from indexing.versions import CURRENT, IndexDamaged, LoadedIndex, current_version, list_versions, load_version
 
 
@@ -20,6 +21,7 @@ class IndexHolder:
         self.settings = settings
         self._loaded: LoadedIndex | None = None
         self._failed: dict[str, str] = {}  # version -> why it was refused
+        self._unavailable: dict[str, str] = {}  # version -> why its vector store cannot be reached (retried)
         self._lock = threading.Lock()  # guards version loads
         self._embedder_lock = threading.Lock()  # separate: scoring must not wait behind a version load
         self._embedders: dict[tuple[str, str], Embedder] = {}
@@ -43,6 +45,9 @@ class IndexHolder:
                 return
             try:
                 self._loaded = load_version(self.indexes_dir, wanted)
+                self._unavailable.pop(wanted, None)
+            except IndexUnavailable as exc:  # an outage, not damage: the next request tries again
+                self._unavailable[wanted] = str(exc)
             except IndexDamaged as exc:
                 self._failed[wanted] = self._with_rollback_hint(str(exc), wanted)
             except Exception as exc:  # whatever is on disk, a request must never fail with a 500 for it
@@ -80,7 +85,7 @@ class IndexHolder:
                 return (f"the current pointer ({CURRENT}) is missing; versions on disk: {', '.join(on_disk[-5:])}; "
                         f"publish one with `hindsight index use {on_disk[-1]}`")
             return "no index has been published yet: run `hindsight index build` (or POST /v1/index/rebuild)"
-        return self._failed.get(wanted, f"index version {wanted} is not loaded")
+        return self._failed.get(wanted) or self._unavailable.get(wanted) or f"index version {wanted} is not loaded"
 
     def warning(self) -> str | None:
         """Why the loaded version is not the one the pointer names, while it keeps serving."""
@@ -93,16 +98,28 @@ class IndexHolder:
                     f"restore it with `hindsight index use {loaded.version}`")
         if wanted != loaded.version and wanted in self._failed:
             return f"refused {wanted}: {self._failed[wanted]}; still serving {loaded.version}"
+        if wanted != loaded.version and wanted in self._unavailable:
+            return f"cannot load {wanted}: {self._unavailable[wanted]}; still serving {loaded.version}"
         return None
 
     def status(self) -> dict:
+        """The versions, and the served index as its backend describes it (Qdrant: collection, alias and where the
+        alias points, read from the store: `unavailable` gives the reason when it cannot be reached)."""
         self.refresh()
         wanted = current_version(self.indexes_dir)
+        loaded, index, unavailable = self._loaded, None, None
+        if loaded is not None:
+            try:
+                index = loaded.index.describe()
+            except IndexUnavailable as exc:
+                unavailable = str(exc)
         return {
-            "loaded_version": self._loaded.version if self._loaded else None,
+            "loaded_version": loaded.version if loaded else None,
             "current_pointer": wanted,
             "warning": self.warning(),
             "refused": dict(self._failed),
+            "index": index,
+            "unavailable": unavailable,
         }
 
     def embedder_for(self, loaded: LoadedIndex) -> Embedder:

@@ -81,7 +81,7 @@ def test_on_disk_merge_gives_the_same_answers_and_moves_with_its_folder(corpus, 
     published = tmp_path / "v2"
     staging.rename(published)  # the build's atomic publish renames the folder
     shutil.rmtree(work)
-    loaded = FaissIndex.load(published, on_disk.factory, on_disk.params)
+    loaded = FaissIndex.load(published, {"factory": on_disk.factory, **on_disk.params})
     sims_disk, ids_disk = loaded.search(queries, RECALL_K)
     sims_ram, ids_ram = in_ram.search(queries, RECALL_K)
     np.testing.assert_array_equal(ids_disk, ids_ram)

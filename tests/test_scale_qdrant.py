@@ -1,5 +1,4 @@
-"""Qdrant local mode behind the vector-index interface: FAISS's top-20 and scores, a collection per version, an
-alias."""
+"""Qdrant local mode behind the vector-index protocol: FAISS's top-20 and scores, a collection per version."""
 
 import numpy as np
 import pytest
@@ -9,7 +8,9 @@ from qdrant_client import QdrantClient  # noqa: E402
 
 from indexing.vectorindex.factory import open_index  # noqa: E402
 from indexing.vectorindex.faiss_index import FaissIndex  # noqa: E402
-from indexing.vectorindex.qdrant import QdrantIndex, alias_target, collection_name, connect  # noqa: E402
+from indexing.vectorindex.qdrant import (  # noqa: E402
+    LocalModeLocked, QdrantIndex, alias_target, collection_name, connect, release,
+)
 
 DIM, N, K = 48, 2000, 20
 
@@ -21,9 +22,8 @@ def unit(rng: np.random.Generator, n: int) -> np.ndarray:
 
 @pytest.fixture
 def client(tmp_path):
-    c = connect(path=tmp_path / "qdrant")
-    yield c
-    c.close()
+    yield connect(path=tmp_path / "qdrant")
+    release(tmp_path / "qdrant")
 
 
 def test_local_mode_returns_the_faiss_top20():
@@ -51,33 +51,46 @@ def test_local_mode_returns_the_faiss_top20():
 
 def test_versions_get_collections_and_publish_flips_the_alias(client, tmp_path):
     rng = np.random.default_rng(4)
-    path = str(tmp_path / "qdrant")
+    path = tmp_path / "qdrant"
     v1 = QdrantIndex.create(client, DIM, collection_name("hindsight", "v0001"), path=path)
     v1.add(unit(rng, 10), np.arange(1, 11))
-    v1.publish("hindsight-current")
+    assert v1.publish("hindsight-current") is None
     assert alias_target(client, "hindsight-current") == "hindsight-v0001"
     v2 = QdrantIndex.create(client, DIM, collection_name("hindsight", "v0002"), path=path)
     v2.add(unit(rng, 12), np.arange(1, 13))
-    v2.publish("hindsight-current")
+    assert v2.publish("hindsight-current") == "hindsight-v0001"  # what a failed build rolls back to
     assert alias_target(client, "hindsight-current") == "hindsight-v0002"
     assert len(v1) == 10  # the old version stays queryable for in-flight requests and rollback
     with pytest.raises(ValueError, match="exists already"):
         QdrantIndex.create(client, DIM, "hindsight-v0002", path=path)
 
-    folder = tmp_path / "v0002"
-    folder.mkdir()
+    folder = tmp_path / "indexes" / "v0002"  # as HINDSIGHT_HOME/indexes/<version> beside HINDSIGHT_HOME/qdrant
+    folder.mkdir(parents=True)
     files = v2.save(folder)
     assert [f.name for f in files] == ["qdrant.json"]
-    client.close()  # local mode allows one client per folder
+    release(path)  # a new process's view: the folder is reopened from the version's spec
     reopened = open_index(folder, {"kind": v2.kind, "factory": v2.factory, **v2.params})
-    try:
-        assert isinstance(reopened, QdrantIndex) and reopened.collection == "hindsight-v0002"
-        assert len(reopened) == 12
-    finally:
-        reopened.client.close()
+    assert isinstance(reopened, QdrantIndex) and reopened.collection == "hindsight-v0002"
+    assert len(reopened) == 12
+    assert reopened.describe()["alias_target"] == "hindsight-v0002"
+
+
+def test_a_second_process_on_a_local_folder_is_refused_clearly(client, tmp_path):
+    import subprocess
+    import sys
+
+    code = ("from indexing.vectorindex.qdrant import connect, LocalModeLocked\n"
+            f"try:\n    connect(path={str(tmp_path / 'qdrant')!r})\n"
+            "except LocalModeLocked as exc:\n    print('REFUSED', exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[1]))
+    assert "REFUSED" in out.stdout, out.stderr
+    assert "in use by another process" in out.stdout and "HINDSIGHT_QDRANT_URL" in out.stdout
+    assert str(tmp_path) not in out.stdout  # the reason names the folder, not the machine's paths
+    assert LocalModeLocked.__mro__[1].__name__ == "IndexUnavailable"  # the service answers it with a 503
 
 
 def test_negative_ids_are_refused(client, tmp_path):
-    index = QdrantIndex.create(client, DIM, "neg", path=str(tmp_path / "qdrant"))
+    index = QdrantIndex.create(client, DIM, "neg", path=tmp_path / "qdrant")
     with pytest.raises(ValueError, match="non-negative"):
         index.add(unit(np.random.default_rng(0), 1), np.array([-1]))

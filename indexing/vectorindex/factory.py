@@ -11,4 +11,4 @@ def open_index(folder: Path, spec: dict) -> VectorIndex:
         from indexing.vectorindex.qdrant import QdrantIndex  # qdrant-client is the optional `scale` extra
 
         return QdrantIndex.load(folder, spec)
-    return FaissIndex.load(folder, spec["factory"], spec)
+    return FaissIndex.load(folder, spec)

@@ -2,10 +2,14 @@
 
 import math
 import shutil
+import threading
 from pathlib import Path
 
 import faiss
 import numpy as np
+
+from indexing.vectorindex.base import Allowed
+from indexing.vectorindex.rerank import RerankStore
 
 FILENAME = "index.faiss"
 IVFDATA = "index.ivfdata"  # on-disk inverted lists of an IVF index merged with ondisk=True
@@ -78,10 +82,16 @@ def range_params(index: faiss.Index, lo: int, hi: int) -> faiss.SearchParameters
 
 
 class FaissIndex:
-    def __init__(self, index: faiss.Index, factory: str, params: dict | None = None) -> None:
-        self.index, self.factory = index, factory
+    """A FAISS index (flat or IVF, optionally with an exact re-rank store) in its version folder; published by the
+    CURRENT pointer, nothing else."""
+
+    def __init__(self, index: faiss.Index, factory: str, params: dict | None = None,
+                 rerank: RerankStore | None = None) -> None:
+        self.index, self.factory, self.rerank = index, factory, rerank
         self.kind = f"faiss:{factory}"
         self.params: dict = params or {}  # search parameters and build facts, recorded in the manifest
+        self._reconstructs: bool | None = None  # whether stored vectors can be read back, found on first use
+        self._lock = threading.Lock()  # an IVF direct map is built once, whichever request comes first
 
     @classmethod
     def create(cls, dim: int, *, n_hint: int = 0, factory: str | None = None) -> "FaissIndex":
@@ -89,8 +99,9 @@ class FaissIndex:
         return cls(faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT), factory)
 
     @classmethod
-    def load(cls, folder: Path, factory: str, params: dict | None = None) -> "FaissIndex":
-        params = params or {}
+    def load(cls, folder: Path, spec: dict) -> "FaissIndex":
+        """Open folder's index; spec is the manifest's `index` block (its factory and search parameters)."""
+        params = {k: v for k, v in spec.items() if k not in ("kind", "factory", "metric")}
         if params.get("ondisk"):
             # the file names the ivfdata path it was merged at; point it at this folder's copy
             index = faiss.read_index(str(folder / FILENAME), faiss.IO_FLAG_SKIP_IVF_DATA)
@@ -101,16 +112,25 @@ class FaissIndex:
         else:
             index = faiss.read_index(str(folder / FILENAME))
         apply_search_params(index, params)
-        return cls(index, factory, params)
+        return cls(index, spec["factory"], params, RerankStore.open(folder) if params.get("rerank") else None)
 
     def add(self, vectors: np.ndarray, ids: np.ndarray) -> None:
         self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32),
                                 np.ascontiguousarray(ids, dtype=np.int64))
+        self._reconstructs = None
 
-    def search(self, queries: np.ndarray, k: int,
-               allowed: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Top-k (similarities, ids); allowed=(lo, hi) keeps only ids in [lo, hi) (exact for flat indexes)."""
+    def search(self, queries: np.ndarray, k: int, allowed: Allowed = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k (similarities, ids); allowed=(lo, hi) keeps only ids in [lo, hi) (exact for flat indexes). With a
+        re-rank store, the codes pick the candidates and the stored vectors score them."""
         queries = np.ascontiguousarray(queries, dtype=np.float32)
+        if self.rerank is None:
+            sims, ids = self._search_codes(queries, k, allowed)
+            sims[ids < 0] = -np.inf  # FAISS fills missing slots with -FLT_MAX
+            return sims, ids
+        _, candidates = self._search_codes(queries, max(k, int(self.params["rerank"]["candidates"])), allowed)
+        return self.rerank.rerank(queries, candidates, k)
+
+    def _search_codes(self, queries: np.ndarray, k: int, allowed: Allowed) -> tuple[np.ndarray, np.ndarray]:
         if allowed is None:
             k = max(1, min(k, self.index.ntotal)) if self.index.ntotal else k
             return self.index.search(queries, k)
@@ -120,6 +140,54 @@ class FaissIndex:
                     np.full((len(queries), k), -1, dtype=np.int64))
         k = max(1, min(k, hi - lo))
         return self.index.search(queries, k, params=range_params(self.index, lo, hi))
+
+    def vectors(self, ids: np.ndarray) -> np.ndarray | None:
+        """Stored vectors by id (see VectorIndex.vectors): exact for flat indexes, decoded codes for IVF ones."""
+        ids = np.ascontiguousarray(ids, dtype=np.int64)
+        if self.rerank is not None:
+            return self.rerank.get(ids)
+        if not self._can_reconstruct():
+            return None
+        if len(ids) == 0:
+            return np.empty((0, self.index.d), dtype=np.float32)
+        try:
+            return np.asarray(self.index.reconstruct_batch(ids), dtype=np.float32).reshape(len(ids), self.index.d)
+        except RuntimeError:
+            missing = [int(i) for i in ids if not self._stored(int(i))]
+            raise KeyError(f"ids not in this index: {missing[:10]}") from None
+
+    def _can_reconstruct(self) -> bool:
+        if self._reconstructs is None:
+            with self._lock:
+                if self._reconstructs is None:
+                    self._reconstructs = self._prepare_reconstruct()
+        return self._reconstructs
+
+    def _prepare_reconstruct(self) -> bool:
+        """Give an IVF index its id -> list map (an array for ids 0..n-1, else a hash table), then read one
+        stored vector back: a codec that cannot decode fails here, once."""
+        probe = 0
+        if is_ivf(self.index):
+            ivf = faiss.extract_index_ivf(self.index)
+            try:
+                ivf.make_direct_map()
+            except RuntimeError:  # ids are not 0..n-1
+                ivf.set_direct_map_type(faiss.DirectMap.Hashtable)
+            probe = next((int(faiss.rev_swig_ptr(ivf.invlists.get_ids(lst), 1)[0]) for lst in range(ivf.nlist)
+                          if ivf.invlists.list_size(lst)), 0)
+        outer = faiss.downcast_index(self.index)
+        if hasattr(outer, "id_map"):  # IDMap around IVF: the lists hold inner ids, callers pass outer ones
+            probe = int(outer.id_map.at(0)) if outer.id_map.size() else 0
+        if self.index.ntotal == 0:
+            return True
+        return self._stored(probe)
+
+    def _stored(self, vector_id: int) -> bool:
+        try:
+            self.index.reconstruct(vector_id)
+        except RuntimeError:
+            return False
+        return True
 
     def save(self, folder: Path) -> list[Path]:
         path = folder / FILENAME
@@ -131,8 +199,20 @@ class FaissIndex:
                 shutil.move(source, folder / IVFDATA)  # the open mmap follows the inode
                 lists.filename = str(folder / IVFDATA)
             files.append(folder / IVFDATA)
+        if self.rerank is not None:
+            files.append(self.rerank.move_to(folder))
         faiss.write_index(self.index, str(path))
         return files
+
+    def publish(self, alias: str) -> str | None:
+        """Nothing to flip: the CURRENT pointer publishes the version folder this index is saved in."""
+        return None
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "vectors": len(self)}
+
+    def close(self) -> None:
+        """In-process: nothing to release."""
 
     def __len__(self) -> int:
         return int(self.index.ntotal)

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from indexing.vectorindex.faiss_index import IVFDATA, FaissIndex, apply_search_params, factory_for, is_ivf
+from indexing.vectorindex.rerank import CANDIDATES, DTYPE, FILENAME as RERANK_FILE, RerankStore
 from indexing.vectorindex.shards import iter_shard, shard_rows
 
 RECALL_K = 20
@@ -75,6 +76,40 @@ def tune_nprobe(index: faiss.Index, queries: np.ndarray, exact_ids: np.ndarray, 
             "recall_target": target}
 
 
+def tune_rerank(index: FaissIndex, queries: np.ndarray, exact_ids: np.ndarray, *, k: int = RECALL_K,
+                target: float = TARGET_RECALL) -> dict:
+    """The smallest nprobe, then the fewest re-ranked candidates, whose recall@k after the exact re-rank reaches
+    target (else the best tried); records the codes-only recall at that nprobe beside it."""
+    assert index.rerank is not None
+    nlist = _ivf(index.index).nlist
+    curve: dict[str, float] = {}
+    codes_only: dict[int, float] = {}
+    chosen: tuple[int, int] | None = None
+    for nprobe in (p for p in NPROBES if p <= nlist):
+        apply_search_params(index.index, {"nprobe": nprobe})
+        # FAISS ranks the same way for any k: the first c of the widest answer are the answer for c
+        _, wide = index.index.search(queries, max(CANDIDATES))
+        codes_only[nprobe] = round(recall_at_k(wide, exact_ids, k), 4)
+        for c in CANDIDATES:
+            _, ids = index.rerank.rerank(queries, wide[:, :c], k)
+            curve[f"{nprobe}x{c}"] = round(recall_at_k(ids, exact_ids, k), 4)
+            if curve[f"{nprobe}x{c}"] >= target:
+                chosen = (nprobe, c)
+                break
+        if chosen:
+            break
+    if chosen is None:
+        best = max(curve, key=lambda key: (curve[key], -int(key.split("x")[0]), -int(key.split("x")[1])))
+        chosen = (int(best.split("x")[0]), int(best.split("x")[1]))
+    nprobe, c = chosen
+    apply_search_params(index.index, {"nprobe": nprobe})
+    index.params["rerank"] = {"file": RERANK_FILE, "dtype": np.dtype(DTYPE).name, "candidates": c,
+                              "bytes_per_vector": int(index.index.d * np.dtype(DTYPE).itemsize)}
+    return {"nprobe": nprobe, f"recall_at_{k}": curve[f"{nprobe}x{c}"],
+            f"recall_at_{k}_codes_only": codes_only[nprobe], "recall_by_nprobe_x_candidates": curve,
+            "recall_target": target}
+
+
 def _sample_rows(rows: list[int], train: int, holdout: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Disjoint global row numbers for training and for the held-aside recall queries."""
     n = sum(rows)
@@ -104,10 +139,12 @@ def _gather(paths: Sequence[Path], rows: list[int], wanted: np.ndarray, dim: int
 
 def build_from_shards(paths: Sequence[Path], *, dim: int, factory: str | None = None, workers: int = 2,
                       holdout: int = HOLDOUT, seed: int = 0, target_recall: float = TARGET_RECALL,
-                      ondisk_dir: Path | None = None, log=None) -> FaissIndex:
+                      ondisk_dir: Path | None = None, rerank_dir: Path | None = None, log=None) -> FaissIndex:
     """Build an index from Parquet vector shards (see shards.py) without loading them all at once.
 
     ondisk_dir: merge the inverted lists into ondisk_dir/index.ivfdata (mmapped) instead of RAM.
+    rerank_dir: also write float16 copies of the vectors there (rerank.py; shard ids must be 0..n-1) and tune
+    nprobe and the candidates re-ranked to the target recall.
     """
     paths = [Path(p) for p in paths]
     rows = shard_rows(paths)
@@ -130,6 +167,7 @@ def build_from_shards(paths: Sequence[Path], *, dim: int, factory: str | None = 
         index.train(train_vecs)
     del train_vecs
     template = faiss.clone_index(index)  # trained and empty: workers copy it, never the index being filled
+    store = RerankStore.create(rerank_dir, n, dim) if rerank_dir is not None and ivf else None
     timings["train_s"] = round(time.perf_counter() - t0, 2)
 
     t0 = time.perf_counter()
@@ -141,6 +179,8 @@ def build_from_shards(paths: Sequence[Path], *, dim: int, factory: str | None = 
         parts = []
         for ids, vectors in iter_shard(paths[i], dim=dim):
             sub.add_with_ids(vectors, ids)
+            if store is not None:
+                store.put(ids, vectors)
             parts.append(exact_topk(queries, vectors, ids, RECALL_K))
             parts = [merge_topk(parts, RECALL_K)]
         exact = parts[0]
@@ -171,15 +211,20 @@ def build_from_shards(paths: Sequence[Path], *, dim: int, factory: str | None = 
     _, exact_ids = merge_topk(exact_parts, RECALL_K)
     params: dict = {"ntotal": int(index.ntotal), "train_size": int(len(train_rows)), "holdout": int(len(queries)),
                     **timings}
+    built = FaissIndex(index, factory, params, store)
     if ivf:
         params["nlist"] = int(nlist)
-        params.update(tune_nprobe(index, queries, exact_ids, target=target_recall))
+        if store is not None:
+            store.flush()
+            params.update(tune_rerank(built, queries, exact_ids, target=target_recall))
+        else:
+            params.update(tune_nprobe(index, queries, exact_ids, target=target_recall))
         if tmp is not None:
             params["ondisk"] = True
     else:
         _, found = index.search(queries, RECALL_K)
         params[f"recall_at_{RECALL_K}"] = round(recall_at_k(found, exact_ids), 4)
-    return FaissIndex(index, factory, params)
+    return built
 
 
 def _collect(result, index: faiss.Index, sub_files: list[Path], exact_parts: list, say, total: int) -> None:
@@ -193,8 +238,11 @@ def _collect(result, index: faiss.Index, sub_files: list[Path], exact_parts: lis
 
 
 def build_in_memory(vectors: np.ndarray, ids: np.ndarray, *, factory: str | None = None,
-                    holdout: int = HOLDOUT, seed: int = 0, target_recall: float = TARGET_RECALL) -> FaissIndex:
-    """The index for vectors already in memory: exact while small, else IVF trained on a sample with its recall."""
+                    holdout: int = HOLDOUT, seed: int = 0, target_recall: float = TARGET_RECALL,
+                    rerank_dir: Path | None = None) -> FaissIndex:
+    """The index for vectors already in memory: exact while small, else IVF trained on a sample with its recall.
+
+    rerank_dir: for an IVF index, also a float16 re-rank store there (rerank.py; ids must be 0..n-1)."""
     n, dim = vectors.shape
     factory = factory or factory_for(n, dim)
     index = FaissIndex.create(dim, factory=factory)
@@ -207,7 +255,13 @@ def build_in_memory(vectors: np.ndarray, ids: np.ndarray, *, factory: str | None
     index.add(vectors, ids)
     queries = np.ascontiguousarray(vectors[holdout_rows], dtype=np.float32)
     _, exact_ids = exact_topk(queries, np.ascontiguousarray(vectors, dtype=np.float32), np.asarray(ids), RECALL_K)
-    index.params = {"ntotal": n, "train_size": int(len(train_rows)), "holdout": int(len(queries)),
-                    "nlist": int(nlist), **tune_nprobe(index.index, queries, exact_ids, target=target_recall)}
+    index.params = {"ntotal": n, "train_size": int(len(train_rows)), "holdout": int(len(queries)), "nlist": int(nlist)}
+    if rerank_dir is not None:
+        index.rerank = RerankStore.create(rerank_dir, n, dim)
+        index.rerank.put(ids, vectors)
+        index.rerank.flush()
+        index.params.update(tune_rerank(index, queries, exact_ids, target=target_recall))
+    else:
+        index.params.update(tune_nprobe(index.index, queries, exact_ids, target=target_recall))
     return index
 

@@ -6,7 +6,8 @@ import typer
 from rich.table import Table
 
 from indexing.build import BuildBusy, BuildFailed, build_index
-from indexing.versions import IndexDamaged, current_version, list_versions, load_version, set_current
+from indexing.vectorindex.base import IndexUnavailable
+from indexing.versions import IndexDamaged, current_version, list_versions, load_version, use_version
 from indexing.windows import iso_day
 from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings
 
@@ -32,6 +33,10 @@ def build(model: str = typer.Option(None, help="Embedder: minilm (offline defaul
           engine: str = typer.Option("local", help="Embed in this process (local) or on Ray Data (ray)."),
           address: str = typer.Option(None, help="Ray cluster address (ray://host:10001 or host:6379); "
                                                  "default: a local Ray instance."),
+          backend: str = typer.Option(None, help="Vector store: faiss (files in the version folder) or qdrant (a "
+                                                 "collection per version); default HINDSIGHT_VECTOR_BACKEND, faiss."),
+          qdrant_url: str = typer.Option(None, help="Qdrant server URL (default HINDSIGHT_QDRANT_URL); unset: local "
+                                                    "mode in HINDSIGHT_HOME/qdrant, one process at a time."),
           json_out: bool = JsonOpt) -> None:
     """Embed the papers in the window, build a new version, verify it and make it current."""
     settings = ready_settings()
@@ -39,7 +44,8 @@ def build(model: str = typer.Option(None, help="Embedder: minilm (offline defaul
     try:
         with progress_bars(not json_out) as bars:
             result = build_index(settings, model=model, cutoff=cutoff_day, until=until_day, theta=theta,
-                                 progress=bars, engine=engine, address=address, matcher=matcher)
+                                 progress=bars, engine=engine, address=address, matcher=matcher, backend=backend,
+                                 qdrant_url=qdrant_url)
     except (BuildBusy, BuildFailed, IndexDamaged, ValueError) as exc:
         fail(str(exc), 1)
     m = result.manifest
@@ -64,7 +70,7 @@ def status(json_out: bool = JsonOpt) -> None:
     if current:
         try:
             out["manifest"] = load_version(settings.indexes_dir, current).manifest
-        except IndexDamaged as exc:
+        except (IndexDamaged, IndexUnavailable) as exc:
             out["error"] = str(exc)
     if json_out:
         print_json(out)
@@ -100,11 +106,10 @@ def status(json_out: bool = JsonOpt) -> None:
 
 @app.command()
 def use(version: str = typer.Argument(..., help="A version on disk, e.g. v0003.")) -> None:
-    """Make an existing, verified version current (a rollback)."""
+    """Make an existing, verified version current (a rollback); a Qdrant version's alias flips with it."""
     settings = ready_settings()
     try:
-        load_version(settings.indexes_dir, version)
-    except IndexDamaged as exc:
+        use_version(settings.indexes_dir, version)
+    except (IndexDamaged, IndexUnavailable) as exc:
         fail(str(exc), 1)
-    set_current(settings.indexes_dir, version)
     console.print(f"current index is now {version}")
