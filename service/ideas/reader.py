@@ -60,7 +60,8 @@ def unpack(files: list[SourceFile], *, limit: int) -> list[SourceFile]:
             raise LayoutError(file.name, "<file>", f"unpacks to more than {limit} bytes (HINDSIGHT_MAX_UPLOAD_BYTES)")
         if not entries:
             raise LayoutError(file.name, "<file>", "holds no .json, .jsonl or .ndjson file")
-        out += [SourceFile(f"{file.name}/{e.filename}", archive.read(e)) for e in sorted(entries, key=lambda e: e.filename)]
+        out += [SourceFile(f"{file.name}/{e.filename}", archive.read(e))
+                for e in sorted(entries, key=lambda e: e.filename)]
     return out
 
 

@@ -37,17 +37,22 @@ class LayoutError(ValueError):
         return {"file": self.file, "field": self.field, "message": self.message, "text": str(self)}
 
 
+def where(file: str, record: str) -> str:
+    """file:line for a line, else the file and the record."""
+    return f"{file}:{record}" if record.isdigit() else f"{file}: record {record}"
+
+
 @dataclass
 class Refusal:
     """A record that was read and not scored, with the field at fault."""
 
     file: str
-    record: str  # a line number, an array index or a file's own name
+    record: str  # a line number, an array index (and name) or a file's own name
     field: str
     reason: str
 
     def __str__(self) -> str:
-        return f"{self.file}: record {self.record}: field '{self.field}': {self.reason}"
+        return f"{where(self.file, self.record)}: field '{self.field}': {self.reason}"
 
     def as_dict(self) -> dict:
         return asdict(self) | {"text": str(self)}
@@ -106,10 +111,10 @@ class ReadResult:
             idea = IdeaIn(id=idea_id, origin=origin, **text)
         except ValidationError as exc:
             err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"]) or "<record>"
-            self.refuse(file, record, where, err["msg"])
+            loc = ".".join(str(p) for p in err["loc"]) or "<record>"
+            self.refuse(file, record, loc, err["msg"])
             return
-        self._seen[idea_id] = f"{file.name} record {record}"
+        self._seen[idea_id] = where(file.name, record)
         self.ideas.append(ReadIdea(idea, ratings or {}, judge if ratings else None))
 
 

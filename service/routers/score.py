@@ -117,19 +117,6 @@ def _score(settings: Settings, holder: IndexHolder, *, ideas: list[IdeaIn], syst
                          judge_scores=ratings)
 
 
-# A plain `def`: FastAPI runs it in a worker thread, so encoding never blocks the event loop.
-@router.post("/score", response_model=ScoreResponse, responses=errors(*ADMIN, *BODY, 422, 503),
-             openapi_extra=UPLOAD_BODY)
-def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep) -> ScoreResponse:
-    """Score ideas against the current index version and store them under (system, run). The same path takes a
-    multipart upload of a generator's files (see the multipart body): the answer adds `read` (read = scored +
-    refused, refusals by file, record and field) and `judge_scores` (AI-Scientist's own ratings, stored as judge
-    `ai-scientist-self`)."""
-    check_limits(req, settings.max_ideas_per_request, settings.max_text_chars)
-    return _score(settings, holder, ideas=req.ideas, system=req.system, run=req.run, cutoff=req.cutoff,
-                  until=req.until, top_k=req.top_k, matcher=req.matcher)
-
-
 async def score_upload(
         settings: SettingsDep, holder: HolderDep, files: Annotated[list[UploadFile], File()],
         format: Annotated[Literal[FORMATS], Form()] = "auto",  # type: ignore[valid-type]
@@ -172,3 +159,16 @@ async def score_upload(
         _score, settings, holder, ideas=[r.idea for r in read.ideas], system=system, run=run, cutoff=cutoff,
         until=until, top_k=top_k, matcher=matcher, read=read,
         knowledge_cutoff=knowledge_cutoff.isoformat() if knowledge_cutoff else None)
+
+
+# A plain `def`: FastAPI runs it in a worker thread, so encoding never blocks the event loop.
+@router.post("/score", response_model=ScoreResponse, responses=errors(*ADMIN, *BODY, 422, 503),
+             openapi_extra=UPLOAD_BODY)
+def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep) -> ScoreResponse:
+    """Score ideas against the current index version and store them under (system, run). The same path takes a
+    multipart upload of a generator's files (see the multipart body): the answer adds `read` (read = scored +
+    refused, refusals by file, record and field) and `judge_scores` (AI-Scientist's own ratings, stored as judge
+    `ai-scientist-self`)."""
+    check_limits(req, settings.max_ideas_per_request, settings.max_text_chars)
+    return _score(settings, holder, ideas=req.ideas, system=req.system, run=req.run, cutoff=req.cutoff,
+                  until=req.until, top_k=req.top_k, matcher=req.matcher)
