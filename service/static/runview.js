@@ -83,8 +83,10 @@
   }
 
   async function corpus() {
-    const res = await fetch("/v1/corpus");
-    if (!res.ok) { $("corpus-summary").textContent = "No index is loaded yet."; return; }
+    // a home without an index has no corpus to show (and /v1/corpus would answer 503)
+    const index = await fetch("/v1/index").then((r) => r.json()).catch(() => ({}));
+    const res = index.manifest ? await fetch("/v1/corpus") : null;
+    if (!res || !res.ok) { $("corpus-summary").textContent = "No index is loaded yet."; $("corpus-section").dataset.ready = "no-index"; return; }
     const c = await res.json();
     const share = c.citations.share_known === null ? "–" : `${(100 * c.citations.share_known).toFixed(0)}%`;
     $("corpus-summary").textContent = `Index ${c.index_version} (${c.model}): ${c.papers} papers in ${c.window.start} … `
