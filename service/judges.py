@@ -238,7 +238,8 @@ def store_ratings(session: Session, *, run_id: int, ratings: dict[str, tuple[str
     existing = {(j.idea_pk, j.judge): j for j in session.scalars(
         select(JudgeScore).where(JudgeScore.idea_pk.in_(list(pks.values()))))}
     counts = {"inserted": 0, "updated": 0, "unchanged": 0}
-    judges, dims = set(), set()
+    judges: set[str] = set()
+    dims: set[str] = set()
     for idea_id, (judge, values) in ratings.items():
         judges.add(judge)
         dims.update(values)

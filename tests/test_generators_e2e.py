@@ -207,7 +207,7 @@ def test_upload_of_the_shared_ai_researcher_directory_as_a_zip(server: str):
     assert r.status_code == 200, r.text[:2000]
     body = r.json()
     assert (body["read"]["read"], body["read"]["scored"], body["read"]["refused"]) == (213, 213, 0)
-    assert body["read"]["mappings"]["ai-researcher"]["name"] == "proposal"
+    assert body["read"]["mappings"]["ai-researcher"]["name"] == "proposal+plan"
     topics = {i["origin"]["topic"] for i in body["ideas"]}
     assert len(topics) == 6 and all(i["id"].split("/")[0] in topics for i in body["ideas"])
     assert body["ideas"][0]["origin"]["file"].startswith("experiment_plans.zip/experiment_plans/")

@@ -34,7 +34,9 @@ def plan(**blocks) -> bytes:
 def test_shared_ai_researcher_plans_read_as_one_run():
     read = read_path(PLANS)
     assert (read.read, len(read.ideas), len(read.refusals), read.files) == (213, 213, 0, 213)
-    assert read.formats == ["ai-researcher"] and read.mappings["ai-researcher"]["problem"] == ["Problem Statement"]
+    assert read.formats == ["ai-researcher"] and read.mappings["ai-researcher"] == {
+        "name": "proposal+plan", "block": "full_experiment_plan", "problem": ["Problem Statement"],
+        "method": ["Proposed Method", "Step-by-Step Experiment Plan"]}
     topics = {r.idea.origin.topic for r in read.ideas}
     assert len(topics) == 6 and "bias_prompting_method_prompting" in topics
     first = next(r.idea for r in read.ideas if r.idea.id == "bias_prompting_method_prompting/"
@@ -88,12 +90,16 @@ def test_one_block_plans_and_the_mappings():
              SourceFile("t/bare.json", json.dumps(FULL).encode())]
     read = read_files(files, "ai-researcher")
     raw, full, bare = (r.idea for r in read.ideas)
-    assert (raw.problem, raw.method) == ("Seed problem.", "Seed method.")  # the proposal's fields fall back to the seed's
-    assert (full.problem, full.method) == (FULL["Problem Statement"], FULL["Proposed Method"])
+    # the proposal's fields fall back to the seed's; the default method is the proposed method and the plan's steps
+    assert (raw.problem, raw.method) == ("Seed problem.", "Seed method.\n\nSeed plan.")
+    assert full.problem == FULL["Problem Statement"]
+    assert full.method == f"{FULL['Proposed Method']}\n\nStep 1: Data: Use TruthfulQA.\nStep 2: Prompts:\n  baseline\n  ours"
     assert bare.method == full.method and bare.origin.title == "Self-Check Prompting"
     plus = read_files(files, mappings={"ai-researcher": "proposal+all"}).ideas[1].idea
     assert plus.problem == f"{FULL['Problem Statement']}\n\n{FULL['Motivation']}"
     assert plus.method.startswith(FULL["Proposed Method"]) and "Step 2: Prompts:\n  baseline\n  ours" in plus.method
+    proposal = read_files(files, mappings={"ai-researcher": "proposal"}).ideas[1].idea
+    assert (proposal.problem, proposal.method) == (FULL["Problem Statement"], FULL["Proposed Method"])
     seed = read_files(files, mappings={"ai-researcher": "seed"}).ideas[1].idea
     assert (seed.problem, seed.method) == (FULL["Problem Statement"], FULL["Proposed Method"])  # no seed: proposal
     seeds = read_files([SourceFile("t/ideas.json", json.dumps({"topic_description": "x", "ideas": {
@@ -105,7 +111,7 @@ def test_values_that_are_not_strings_read_as_text():
     assert as_text({"Step 1": "a", "Step 2": {"x": 1, "y": [True, None, 2.5]}}) == "Step 1: a\nStep 2:\n  x: 1\n  y:\n    yes\n    2.5"
     full = {**FULL, "Proposed Method": {"Stage 1": "Extract claims.", "Stage 2": ["Verify", "Revise"]}, "Title": 7}
     idea = read_files([SourceFile("t/obj.json", plan(full_experiment_plan=full))]).ideas[0].idea
-    assert idea.method == "Stage 1: Extract claims.\nStage 2:\n  Verify\n  Revise" and idea.origin.title == "7"
+    assert idea.method.startswith("Stage 1: Extract claims.\nStage 2:\n  Verify\n  Revise\n\nStep 1: Data") and idea.origin.title == "7"
     read = read_files([SourceFile("s/ideas.json", json.dumps([
         {"Name": "n1", "Title": "T", "Experiment": ["step a", "step b"], "Novelty": "8", "Feasibility": 3},
         {"Name": "n2", "Title": "T", "Experiment": "E", "Novelty": "high"},

@@ -10,7 +10,8 @@ from service.ideas.records import LayoutError, ReadResult, SourceFile
 
 FORMATS = ("auto", jsonl.NAME, ai_researcher.NAME, ai_scientist.NAME)
 IDEA_SUFFIXES = (".json", ".jsonl", ".ndjson")
-MAPPINGS = {ai_researcher.NAME: ai_researcher.MAPPINGS, ai_scientist.NAME: ai_scientist.MAPPINGS}
+MAPPINGS: dict[str, dict[str, object]] = {ai_researcher.NAME: dict(ai_researcher.MAPPINGS),
+                                          ai_scientist.NAME: dict(ai_scientist.MAPPINGS)}
 DEFAULTS = {ai_researcher.NAME: ai_researcher.DEFAULT_MAPPING, ai_scientist.NAME: ai_scientist.DEFAULT_MAPPING}
 DESCRIBE = {ai_researcher.NAME: ai_researcher.describe, ai_scientist.NAME: ai_scientist.describe}
 
