@@ -4,6 +4,7 @@ import json
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
 
 import analysis_fixture as fx
@@ -180,7 +181,9 @@ def test_run_view_and_drill_down_without_judge_scores(tmp_path):
                 assert page.locator("#quadrant-plot").get_attribute("src") is None
                 assert page.locator("#error").is_hidden(), page.locator("#error").text_content()
                 # the corpus panel: papers per month of the index window, venues, known citations
-                page.wait_for_function("document.querySelector('#corpus-section').dataset.ready === '201'")
+                corpus = httpx.get(srv.url + "/v1/corpus").json()
+                page.wait_for_function("document.querySelector('#corpus-section').dataset.ready")
+                assert page.locator("#corpus-section").get_attribute("data-ready") == str(corpus["papers"])
                 assert page.locator("#corpus-months .bar").count() == 31  # 2023-06 .. 2025-12
                 assert "with a known citation count" in page.locator("#corpus-summary").inner_text()
                 assert page.locator("#corpus-venues tbody tr").count() >= 2

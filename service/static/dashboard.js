@@ -247,6 +247,7 @@ async function refresh() {
     // nothing to plot: say what the panel needs instead of showing a broken image
     clearQuadrants();
     $("quad-layout").hidden = true;
+    document.querySelector("#quadrant-section .listing-controls").hidden = true;
     $("quadrant-empty").hidden = false;
     $("quadrant-empty").textContent = "Quadrants need judge scores, and there are none yet: import an LLM judge's "
       + "scores with `hindsight judge import FILE`, or score an AI-Scientist ideas.json (its own ratings become the "
@@ -254,6 +255,7 @@ async function refresh() {
     $("quadrant-section").dataset.ready = "no-judges";
   } else {
     $("quad-layout").hidden = false;
+    document.querySelector("#quadrant-section .listing-controls").hidden = false;
     $("quadrant-empty").hidden = true;
     try {
       const answer = await getJSON(`/v1/analysis/quadrants?${listParams()}`);

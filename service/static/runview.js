@@ -10,6 +10,7 @@
     ["idea_id", "idea"], ["group", "system / run"], ["topic", "topic"], ["title", "title"],
     ["score", "score", "num"], ["decision", "decision"], ["direction_score", "direction score", "num"],
     ["best_title", "best match"], ["best_similarity", "similarity", "num"], ["best_p_realised", "p realised", "num"],
+    ["best_p_direction", "p direction", "num"],
   ];
 
   function node(tag, attrs = {}, ...children) {
@@ -55,7 +56,8 @@
         r.decision + (r.n_direction_matches ? ` (${r.n_matches ?? 0}/${r.n_direction_matches})` : "")),
       node("td", { class: "num" }, fmt(r.direction_score)),
       node("td", { class: "title" }, r.best_title ? `${r.best_title}${r.best_kind === "nearest" ? " (nearest, not a match)" : ""}` : "–"),
-      node("td", { class: "num" }, fmt(r.best_similarity)), node("td", { class: "num" }, fmt(r.best_p_realised))));
+      node("td", { class: "num" }, fmt(r.best_similarity)), node("td", { class: "num" }, fmt(r.best_p_realised)),
+      node("td", { class: "num" }, fmt(r.best_p_direction))));
     $("runview-table").replaceChildren(node("thead", {}, head), node("tbody", {}, body));
     const realised = view.rows.filter((r) => r.decision === "realised").length;
     const direction = view.rows.filter((r) => r.decision === "direction").length;
