@@ -19,7 +19,8 @@ shared = pytest.mark.skipif(not PLANS.is_dir() or not SCIENTIST.is_dir(),
                             reason="the shared generator files (../shared/data/generators) are not here")
 
 FULL = {"Title": "Self-Check Prompting", "Problem Statement": "LLMs state false facts confidently.",
-        "Motivation": "Models can verify their own claims.", "Proposed Method": "Ask the model to list and check claims.",
+        "Motivation": "Models can verify their own claims.",
+        "Proposed Method": "Ask the model to list and check claims.",
         "Step-by-Step Experiment Plan": {"Step 1: Data": "Use TruthfulQA.", "Step 2: Prompts": ["baseline", "ours"]},
         "Test Case Examples": {"Example 1": {"Input": "Q", "Output": "A"}}, "Fallback Plan": "Analyse failures."}
 RAW = {"Problem": "Seed problem.", "Existing Methods": "Retrieval.", "Motivation": "Seed motivation.",
@@ -77,7 +78,8 @@ def test_bom_and_crlf_in_every_layout():
         SourceFile("runs/nano/ideas.json", bom + json.dumps([{"Name": "a", "Title": "T", "Experiment": "E",
                                                              "Interestingness": 5, "Feasibility": 6, "Novelty": 7,
                                                              "novel": False}]).encode()),
-        SourceFile("mine.jsonl", bom + b'{"id": "j1", "problem": "p", "method": "m"}\r\n\r\n{"id": "j2", "text": "t"}\r\n'),
+        SourceFile("mine.jsonl",
+                   bom + b'{"id": "j1", "problem": "p", "method": "m"}\r\n\r\n{"id": "j2", "text": "t"}\r\n'),
     ]
     read = read_files(files)
     assert read.formats == ["ai-researcher", "ai-scientist", "jsonl"] and not read.refusals
@@ -86,14 +88,16 @@ def test_bom_and_crlf_in_every_layout():
 
 
 def test_one_block_plans_and_the_mappings():
-    files = [SourceFile("t/raw_only.json", plan(raw_idea=RAW)), SourceFile("t/full_only.json", plan(full_experiment_plan=FULL)),
+    files = [SourceFile("t/raw_only.json", plan(raw_idea=RAW)),
+             SourceFile("t/full_only.json", plan(full_experiment_plan=FULL)),
              SourceFile("t/bare.json", json.dumps(FULL).encode())]
     read = read_files(files, "ai-researcher")
     raw, full, bare = (r.idea for r in read.ideas)
     # the proposal's fields fall back to the seed's; the default method is the proposed method and the plan's steps
     assert (raw.problem, raw.method) == ("Seed problem.", "Seed method.\n\nSeed plan.")
     assert full.problem == FULL["Problem Statement"]
-    assert full.method == f"{FULL['Proposed Method']}\n\nStep 1: Data: Use TruthfulQA.\nStep 2: Prompts:\n  baseline\n  ours"
+    assert full.method == (f"{FULL['Proposed Method']}\n\nStep 1: Data: Use TruthfulQA.\n"
+                           "Step 2: Prompts:\n  baseline\n  ours")
     assert bare.method == full.method and bare.origin.title == "Self-Check Prompting"
     plus = read_files(files, mappings={"ai-researcher": "proposal+all"}).ideas[1].idea
     assert plus.problem == f"{FULL['Problem Statement']}\n\n{FULL['Motivation']}"
@@ -108,16 +112,19 @@ def test_one_block_plans_and_the_mappings():
 
 
 def test_values_that_are_not_strings_read_as_text():
-    assert as_text({"Step 1": "a", "Step 2": {"x": 1, "y": [True, None, 2.5]}}) == "Step 1: a\nStep 2:\n  x: 1\n  y:\n    yes\n    2.5"
+    assert as_text({"Step 1": "a", "Step 2": {"x": 1, "y": [True, None, 2.5]}}) == \
+        "Step 1: a\nStep 2:\n  x: 1\n  y:\n    yes\n    2.5"
     full = {**FULL, "Proposed Method": {"Stage 1": "Extract claims.", "Stage 2": ["Verify", "Revise"]}, "Title": 7}
     idea = read_files([SourceFile("t/obj.json", plan(full_experiment_plan=full))]).ideas[0].idea
-    assert idea.method.startswith("Stage 1: Extract claims.\nStage 2:\n  Verify\n  Revise\n\nStep 1: Data") and idea.origin.title == "7"
+    assert idea.method.startswith("Stage 1: Extract claims.\nStage 2:\n  Verify\n  Revise\n\nStep 1: Data")
+    assert idea.origin.title == "7"
     read = read_files([SourceFile("s/ideas.json", json.dumps([
         {"Name": "n1", "Title": "T", "Experiment": ["step a", "step b"], "Novelty": "8", "Feasibility": 3},
         {"Name": "n2", "Title": "T", "Experiment": "E", "Novelty": "high"},
         {"Name": "n3", "Title": "T", "Experiment": "E", "Interestingness": True},
         "not an idea"]).encode())])
-    assert read.ideas[0].idea.method == "step a\nstep b" and read.ideas[0].ratings == {"novelty": 8.0, "feasibility": 3.0}
+    assert read.ideas[0].idea.method == "step a\nstep b"
+    assert read.ideas[0].ratings == {"novelty": 8.0, "feasibility": 3.0}
     assert [(r.record, r.field) for r in read.refusals] == [("[1] n2", "Novelty"), ("[2] n3", "Interestingness"),
                                                             ("[3]", "<record>")]
     assert read.read == 4 == len(read.ideas) + len(read.refusals)
