@@ -10,7 +10,7 @@ from indexing.db import migrate
 from indexing.settings import Settings, get_settings
 from service import errors
 from service.jobs import Jobs
-from service.routers import analysis, dashboard, health, index, judges, metrics, papers, runs, score, systems
+from service.routers import analysis, corpus, dashboard, health, index, judges, metrics, papers, runs, score, systems
 from service.state import IndexHolder
 
 MULTIPART_SLACK = 64 * 1024  # boundaries and part headers around an upload of the allowed size
@@ -37,7 +37,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.holder = IndexHolder(settings)
     app.state.jobs = Jobs()
-    for module in (health, score, index, papers, runs, judges, systems, analysis, metrics, dashboard):
+    for module in (health, score, index, corpus, papers, runs, judges, systems, analysis, metrics, dashboard):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=dashboard.STATIC_DIR), name="static")
     return app

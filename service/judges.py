@@ -11,7 +11,8 @@ from sqlalchemy.orm import Session
 
 from indexing.models import Idea, JudgeScore, Run
 
-DIMENSIONS = ("novelty", "feasibility", "impact", "overall")
+# interestingness and novel: the dimensions AI-Scientist rates its own ideas on (novel: its novelty check, 1 or 0)
+DIMENSIONS = ("novelty", "feasibility", "impact", "overall", "interestingness", "novel")
 KNOWN_FIELDS = {"idea_id", "judge", "system", "run", *DIMENSIONS}
 
 
@@ -113,7 +114,7 @@ def _parse_rows(data: bytes, name: str, fmt: str, report: JudgeImportReport) -> 
     return rows
 
 
-def _number(value) -> float | None:
+def number_of(value) -> float | None:
     """A finite float, None when absent; ValueError otherwise."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
@@ -166,7 +167,7 @@ def validate_judge_file(session: Session, data: bytes, *, name: str, fmt: str = 
         values: dict[str, float] = {}
         for dim in DIMENSIONS:
             try:
-                value = _number(obj.get(dim))
+                value = number_of(obj.get(dim))
             except ValueError as exc:
                 errors.append(JudgeRowError(number, dim, str(exc)))
                 continue
@@ -229,6 +230,34 @@ def import_judge_scores(session: Session, data: bytes, *, name: str, fmt: str = 
     session.flush()
     report.written = True
     return report
+
+
+def store_ratings(session: Session, *, run_id: int, ratings: dict[str, tuple[str, dict[str, float]]]) -> dict:
+    """A generator's own ratings of its ideas (idea id -> (judge, dimension values)) stored as judge scores of the
+    run's ideas: a rating replaces the dimensions it gives and keeps the others."""
+    pks = dict(session.execute(select(Idea.idea_id, Idea.pk).where(
+        Idea.run_id == run_id, Idea.idea_id.in_(list(ratings)))).all())
+    existing = {(j.idea_pk, j.judge): j for j in session.scalars(
+        select(JudgeScore).where(JudgeScore.idea_pk.in_(list(pks.values()))))}
+    counts = {"inserted": 0, "updated": 0, "unchanged": 0}
+    judges: set[str] = set()
+    dims: set[str] = set()
+    for idea_id, (judge, values) in ratings.items():
+        judges.add(judge)
+        dims.update(values)
+        current = existing.get((pks[idea_id], judge))
+        if current is None:
+            session.add(JudgeScore(idea_pk=pks[idea_id], judge=judge, **values))
+            counts["inserted"] += 1
+        elif all(getattr(current, k) == v for k, v in values.items()):
+            counts["unchanged"] += 1
+        else:
+            for k, v in values.items():
+                setattr(current, k, v)
+            counts["updated"] += 1
+    session.flush()
+    return {"judges": sorted(judges), "ideas": len(ratings), **counts,
+            "dimensions": [d for d in DIMENSIONS if d in dims]}
 
 
 def list_judges(session: Session) -> list[dict]:

@@ -11,6 +11,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from service.analyses.quadrants import QUADRANTS  # noqa: E402
+from service.runs import matcher_label  # noqa: E402
 
 FORMATS = {"png": "image/png", "svg": "image/svg+xml"}
 # where each quadrant's label sits, in axes coordinates
@@ -27,6 +28,10 @@ def _render(fig: Figure, fmt: str) -> bytes:
     return buf.getvalue()
 
 
+def _matchers_line(matchers: list[str] | None) -> str:
+    return "\n" + "; ".join(matchers) if matchers else ""
+
+
 def _colours(groups: list[str]) -> dict[str, tuple]:
     palette = matplotlib.colormaps["tab10"]
     return {g: palette(i % 10) for i, g in enumerate(groups)}
@@ -41,7 +46,7 @@ def _jitter(values: np.ndarray, seed: int = 0) -> tuple[np.ndarray, float]:
     return values + np.random.default_rng(seed).uniform(-width, width, size=len(values)), width
 
 
-def quadrant_plot(frame: pd.DataFrame, answer: dict, *, fmt: str = "png") -> bytes:
+def quadrant_plot(frame: pd.DataFrame, answer: dict, *, fmt: str = "png", matchers: list[str] | None = None) -> bytes:
     """HindSight score (x) vs the judge score (y), one colour per group, the cut lines, labels with shares."""
     points = frame[frame["quadrant"].notna()]
     groups = sorted(points["group"].unique())
@@ -87,12 +92,12 @@ def quadrant_plot(frame: pd.DataFrame, answer: dict, *, fmt: str = "png") -> byt
     note = f"n = {len(points)} judged ideas"
     if width:
         note += f"; judge scores jittered by up to ±{width:.2g} for visibility"
-    ax.set_title(f"HindSight vs LLM judge — {note}", fontsize=10)
+    ax.set_title(f"HindSight vs LLM judge — {note}{_matchers_line(matchers)}", fontsize=10)
     ax.grid(alpha=0.2)
     return _render(fig, fmt)
 
 
-def distribution_plot(ideas: pd.DataFrame, *, fmt: str = "png") -> bytes:
+def distribution_plot(ideas: pd.DataFrame, *, fmt: str = "png", matchers: list[str] | None = None) -> bytes:
     """Per-group HindSight score distributions: box plot with the individual scores, mean and match rate."""
     groups = sorted(ideas["group"].unique())
     colours = _colours(groups)
@@ -111,7 +116,7 @@ def distribution_plot(ideas: pd.DataFrame, *, fmt: str = "png") -> bytes:
                     ha="center", va="top", fontsize=8)
     ax.set_ylabel("HindSight score")
     ax.set_ylim(-0.03, max([1e-9] + [float(v.max()) for v in data if len(v)]) * 1.35 + 0.03)
-    ax.set_title("HindSight score per system (◆ = mean)", fontsize=10)
+    ax.set_title(f"HindSight score per system (◆ = mean){_matchers_line(matchers)}", fontsize=9)
     ax.grid(axis="y", alpha=0.2)
     return _render(fig, fmt)
 
@@ -148,7 +153,9 @@ def cutoff_plot(answer: dict, *, fmt: str = "png") -> bytes:
         ax.grid(alpha=0.2)
     ax_rate.set_ylim(-3, 103)
     ax_score.legend(fontsize=8, frameon=False)
-    title = f"Cutoff sensitivity · index {answer['index_version']} · {answer['model']} theta {answer['theta']}"
+    rule = matcher_label(answer.get("matcher"), answer.get("matcher_version"),
+                         answer.get("thresholds") or {"theta": answer.get("theta")})
+    title = f"Cutoff sensitivity · index {answer['index_version']} · {answer['model']} · {rule}"
     if any(g["leak_risk"] for e in entries for g in e["groups"]):
         title += "\nhollow markers: cutoff earlier than the system's declared knowledge cutoff (leak risk)"
     fig.suptitle(title, fontsize=10)

@@ -3,7 +3,7 @@
 from sqlalchemy import Integer, cast, func, select
 from sqlalchemy.orm import Session, selectinload
 
-from indexing.models import Idea, Run, Score
+from indexing.models import Idea, Match, Run, Score
 
 
 class RunNotFound(LookupError):
@@ -38,6 +38,75 @@ def find_run(session: Session, ref: str, system: str | None = None) -> Run:
     return runs[0]
 
 
+def origin_of(idea: Idea) -> dict | None:
+    """Where the idea was read from (None for ideas sent as JSON without one)."""
+    values = {"file": idea.origin_file, "generator": idea.generator, "topic": idea.topic, "title": idea.title}
+    return values if any(v is not None for v in values.values()) else None
+
+
+def best_match(matches: list[Match]) -> tuple[str, Match] | None:
+    """The match an idea is shown with: its realised (or dense: above-threshold) match of highest impact, else its
+    direction match of highest p_direction, else the matcher's first-ranked paper."""
+    counted = [m for m in matches if m.above_threshold]
+    if counted:
+        return "realised", max(counted, key=lambda m: (m.impact, m.similarity))
+    direction = [m for m in matches if m.direction]
+    if direction:
+        return "direction", max(direction, key=lambda m: (m.p_direction or 0.0, m.similarity))
+    return ("nearest", min(matches, key=lambda m: m.rank)) if matches else None
+
+
+def run_ideas(session: Session, run: Run) -> list[dict]:
+    """One flat row per idea of the run: origin, score and decisions, best match, the score's matcher and window."""
+    ideas = session.scalars(select(Idea).where(Idea.run_id == run.id).order_by(Idea.pk).options(
+        selectinload(Idea.score).selectinload(Score.matches))).all()
+    rows = []
+    for idea in ideas:
+        s = idea.score
+        found = best_match(list(s.matches)) if s else None
+        kind, m = found if found else (None, None)
+        rows.append({
+            "idea_pk": idea.pk, "idea_id": idea.idea_id, "run_id": run.id, "system": run.system, "run": run.label,
+            "generator": idea.generator, "topic": idea.topic, "title": idea.title, "file": idea.origin_file,
+            "scored": s is not None, "score": s.score if s else None, "matched": s.matched if s else None,
+            "n_matches": s.n_matches if s else None, "direction_score": s.direction_score if s else None,
+            "n_direction_matches": s.n_direction_matches if s else None,
+            "direction": bool(s.n_direction_matches) if s and s.n_direction_matches is not None else None,
+            "best_kind": kind, "best_paper_id": m.paper_id if m else None, "best_title": m.title if m else None,
+            "best_venue": m.venue if m else None, "best_similarity": m.similarity if m else None,
+            "best_p_realised": m.p_realised if m else None, "best_p_direction": m.p_direction if m else None,
+            "best_impact": m.impact if m else None,
+            "matcher": (s.matcher or "dense") if s else None, "matcher_version": s.matcher_version if s else None,
+            "thresholds": (s.thresholds or {"theta": s.theta}) if s else None, "model": s.model if s else None,
+            "index_version": s.index_version if s else None, "cutoff": s.cutoff.isoformat() if s else None,
+            "window_end": s.window_end.isoformat() if s else None,
+        })
+    return rows
+
+
+def matcher_label(matcher: str | None, version: str | None, thresholds: dict | None) -> str:
+    """The match rule a score was made with, as a plot names it (theta decides nothing on a hybrid index)."""
+    t = thresholds or {}
+    if matcher == "hybrid":
+        def rule(decision: str) -> str:
+            return "/".join(f"{shape} {value:.2f}" for shape, value in (t.get(decision) or {}).items()) or "–"
+        return f"hybrid matcher {version or ''}: p realised ≥ {rule('realised')}, p direction ≥ {rule('direction')}"
+    return f"dense matcher: cosine ≥ θ {t.get('theta', '–')}"
+
+
+def matcher_labels(session: Session, score_ids) -> list[str]:
+    """The distinct match rules of these scores, each as a plot title names it, most used first."""
+    ids = [int(i) for i in score_ids]
+    counts: dict[str, int] = {}
+    for start in range(0, len(ids), 500):
+        for matcher, version, thresholds, theta in session.execute(
+                select(Score.matcher, Score.matcher_version, Score.thresholds, Score.theta)
+                .where(Score.id.in_(ids[start:start + 500]))):
+            label = matcher_label(matcher or "dense", version, thresholds or {"theta": theta})
+            counts[label] = counts.get(label, 0) + 1
+    return sorted(counts, key=lambda k: -counts[k])
+
+
 def run_scores(session: Session, run: Run) -> dict:
     ideas = session.scalars(select(Idea).where(Idea.run_id == run.id).order_by(Idea.pk).options(
         selectinload(Idea.score).selectinload(Score.matches))).all()
@@ -48,6 +117,7 @@ def run_scores(session: Session, run: Run) -> dict:
             continue
         out.append({
             "id": idea.idea_id, "problem": idea.problem, "method": idea.method, "text": idea.text,
+            "origin": origin_of(idea),
             "score": s.score, "matched": s.matched, "model": s.model, "theta": s.theta,
             "index_version": s.index_version, "cutoff": s.cutoff.isoformat(),
             "window": {"start": s.cutoff.isoformat(), "end": s.window_end.isoformat()}, "top_k": s.top_k,

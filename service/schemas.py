@@ -43,6 +43,16 @@ _TEXT_OR_PROBLEM_METHOD: list[Any] = [
 ]
 
 
+class Origin(BaseModel):
+    """Where an idea was read from: the file, the generator's layout, its topic (the folder holding the file, or the
+    record's own) and the generator's title of it."""
+
+    file: Text | None = Field(None, max_length=4096)
+    generator: Text | None = Field(None, max_length=64)
+    topic: Text | None = Field(None, max_length=1000)
+    title: Text | None = Field(None, max_length=4000)
+
+
 class IdeaIn(BaseModel):
     """An idea: 'text', or 'problem' and/or 'method' (at least one with a non-blank character)."""
 
@@ -51,6 +61,7 @@ class IdeaIn(BaseModel):
     problem: Text | None = None
     method: Text | None = None
     text: Text | None = Field(None, description="Free text, instead of problem + method.")
+    origin: Origin | None = Field(None, description="Where the idea was read from; stored with it.")
 
     @model_validator(mode="after")
     def _has_text(self) -> "IdeaIn":
@@ -110,6 +121,7 @@ class IdeaScoreOut(BaseModel):
     direction_score: float | None = Field(None, description="Max impact over direction matches.")
     n_direction_matches: int | None = None
     shape: str | None = Field(None, description="facets (problem + method) or text (whole-text model).")
+    origin: Origin | None = None
 
 
 class ScoringContext(BaseModel):
@@ -140,3 +152,6 @@ class ScoreResponse(ScoringContext):
     run: str
     run_id: int
     ideas: list[IdeaScoreOut]
+    read: dict | None = Field(None, description="A file upload: read = scored + refused, refusals by file, record "
+                                                "and field, the layouts and field mappings read.")
+    judge_scores: dict | None = Field(None, description="The generator's own ratings stored as judge scores.")

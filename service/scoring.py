@@ -79,6 +79,14 @@ def score_embedded(ideas: list[IdeaIn], vectors, *, loaded: LoadedIndex, top_k: 
     return out
 
 
+ORIGIN_COLUMNS = ("origin_file", "generator", "topic", "title")
+
+
+def origin_columns(idea: IdeaIn) -> dict:
+    o = idea.origin
+    return dict(zip(ORIGIN_COLUMNS, (o.file, o.generator, o.topic, o.title) if o else (None,) * 4))
+
+
 def get_or_create_run(session: Session, *, system: str, label: str) -> Run:
     """An upsert, so parallel first requests into one run never meet the (system, label) unique constraint."""
     session.execute(insert(Run).values(system=system, label=label, created_at=utcnow())
@@ -95,9 +103,9 @@ def store_scores(session: Session, *, system: str, label: str, ideas: list[IdeaI
     run = get_or_create_run(session, system=system, label=label)
     # upsert the ideas: the first write takes SQLite's write lock, so no other request interleaves from here on
     upsert = insert(Idea).values([{"run_id": run.id, "idea_id": i.id, "problem": i.problem, "method": i.method,
-                                   "text": i.text} for i in ideas])
+                                   "text": i.text, **origin_columns(i)} for i in ideas])
     session.execute(upsert.on_conflict_do_update(index_elements=["run_id", "idea_id"], set_={
-        "problem": upsert.excluded.problem, "method": upsert.excluded.method, "text": upsert.excluded.text}))
+        name: getattr(upsert.excluded, name) for name in ("problem", "method", "text", *ORIGIN_COLUMNS)}))
     pks = dict(session.execute(select(Idea.idea_id, Idea.pk).where(
         Idea.run_id == run.id, Idea.idea_id.in_([i.id for i in ideas]))).all())
     session.execute(delete(Score).where(Score.idea_pk.in_(pks.values())))  # their matches go by ON DELETE CASCADE

@@ -1,8 +1,10 @@
 """The dashboard in headless Chromium against the real server on a loopback port."""
 
+import json
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests import factories as fx
@@ -117,6 +119,86 @@ def test_idea_drill_down_shows_hybrid_probabilities_and_evidence(tmp_path):
                 assert "hybrid matcher hybrid-test-1" in line and "direction 0.900" in line and "facets 0.500" in line
                 page.screenshot(path=str(ARTIFACTS / "dashboard-idea-hybrid.png"))
                 assert not errors, errors
+            finally:
+                browser.close()
+    finally:
+        srv.stop()
+
+
+def generator_home(home: Path, plans: Path) -> None:
+    """A home as a new user has it: the sample corpus, an index, AI-Researcher plans scored, no judge scores."""
+    from tests.test_cli import hs
+
+    for n, line in enumerate((ROOT / "data/ideas/sample.jsonl").read_text().splitlines()[:9]):
+        idea = json.loads(line)
+        topic = ("retrieval", "reasoning", "efficiency")[n % 3]
+        (plans / topic).mkdir(parents=True, exist_ok=True)
+        (plans / topic / f"{idea['id']}.json").write_text(json.dumps({
+            "topic_description": topic, "idea_name": idea["id"],
+            "full_experiment_plan": {"Title": f"Plan {idea['id']}", "Problem Statement": idea["problem"],
+                                     "Proposed Method": idea["method"],
+                                     "Step-by-Step Experiment Plan": {"Step 1": "Build it.", "Step 2": "Test it."}}}))
+    assert hs(home, "ingest", str(ROOT / "data/papers.jsonl")).returncode == 0
+    assert hs(home, "index", "build").returncode == 0
+    out = hs(home, "score", str(plans), "--system", "ai-researcher", "--run", "plans")
+    assert out.returncode == 0, out.stderr
+
+
+def test_run_view_and_drill_down_without_judge_scores(tmp_path):
+    home = tmp_path / "home"
+    generator_home(home, tmp_path / "experiment_plans")
+    srv = Server(home, token=None)
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
+            try:
+                page = browser.new_page(viewport={"width": 1360, "height": 1600})
+                failed = []
+                page.on("pageerror", lambda e: failed.append(f"page error: {e}"))
+                page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 500 else None)
+                page.goto(srv.url + "/")
+                page.wait_for_function("document.querySelector('#runview-section').dataset.ready === '9'")
+                rows = page.locator("#runview-table tbody tr")
+                assert rows.count() == 9
+                text = page.locator("#runview-table").inner_text()
+                for word in ("retrieval/idea-01", "Plan idea-01", "retrieval", "reasoning", "efficiency"):
+                    assert word in text, word
+                # filter by topic, then by text
+                page.select_option("#runview-topic", "reasoning")
+                assert rows.count() == 3 and "3 of 9 ideas shown" in page.locator("#runview-count").inner_text()
+                page.select_option("#runview-topic", "")
+                page.fill("#runview-filter", "idea-04")
+                assert rows.count() == 1
+                page.fill("#runview-filter", "")
+                # sort by idea id: ascending, then descending
+                page.click("#runview-table th[data-key='idea_id']")
+                ids = [rows.nth(i).locator("td").first.inner_text() for i in range(9)]
+                assert ids == sorted(ids)
+                page.click("#runview-table th[data-key='idea_id']")
+                assert [rows.nth(i).locator("td").first.inner_text() for i in range(9)] == sorted(ids, reverse=True)
+                # the quadrant panel says what it needs; no image is requested
+                page.wait_for_function("document.querySelector('#quadrant-section').dataset.ready === 'no-judges'")
+                assert "Quadrants need judge scores" in page.locator("#quadrant-empty").inner_text()
+                assert page.locator("#quad-layout").is_hidden()
+                assert page.locator("#quadrant-plot").get_attribute("src") is None
+                assert page.locator("#error").is_hidden(), page.locator("#error").text_content()
+                # the corpus panel: papers per month of the index window, venues, known citations
+                corpus = httpx.get(srv.url + "/v1/corpus").json()
+                page.wait_for_function("document.querySelector('#corpus-section').dataset.ready")
+                assert page.locator("#corpus-section").get_attribute("data-ready") == str(corpus["papers"])
+                assert page.locator("#corpus-months .bar").count() == 31  # 2023-06 .. 2025-12
+                assert "with a known citation count" in page.locator("#corpus-summary").inner_text()
+                assert page.locator("#corpus-venues tbody tr").count() >= 2
+                page.screenshot(path=str(ARTIFACTS / "dashboard-run-view.png"), full_page=True)
+                # a row opens the drill-down with the idea's origin and its matches
+                page.locator("#runview-table tbody tr").first.click()
+                page.wait_for_selector("#matches-table tbody tr")
+                assert "Plan idea-" in page.locator("#idea-origin").inner_text()
+                assert "ai-researcher" in page.locator("#idea-origin").inner_text()
+                assert page.locator("#matches-table tbody tr").count() > 0
+                page.screenshot(path=str(ARTIFACTS / "dashboard-run-view-idea.png"))
+                assert not failed, failed
             finally:
                 browser.close()
     finally:

@@ -118,7 +118,8 @@ def test_header_and_missing_fields(db):
     assert "no score column" in rejected(db, "idea_id,judge,comment\na1,gpt,ok\n")[0]
     errors = rejected(db, HEADER + ",gpt,1,1,1,1\na1,,1,1,1,1\na2,gpt,,,,\n")
     assert errors == ["line 2: field 'idea_id': missing", "line 3: field 'judge': missing",
-                      "line 4: field '<line>': no score: give any of novelty, feasibility, impact, overall"]
+                      "line 4: field '<line>': no score: give any of novelty, feasibility, impact, overall, "
+                      "interestingness, novel"]
 
 
 @pytest.fixture()
@@ -143,7 +144,8 @@ def test_api_import_needs_admin_and_reports_lines(client, db):
     ok = client.post("/v1/judge-scores", headers=auth, files=files)
     assert ok.status_code == 200 and ok.json()["inserted"] == 1
     assert client.get("/v1/judge-scores").json() == [
-        {"judge": "gpt", "ideas": 1, "dimensions": {"novelty": 1, "feasibility": 1, "impact": 1, "overall": 1}}]
+        {"judge": "gpt", "ideas": 1, "dimensions": {"novelty": 1, "feasibility": 1, "impact": 1, "overall": 1,
+                                                    "interestingness": 0, "novel": 0}}]
 
 
 def test_cli_import(db, tmp_path, monkeypatch):

@@ -19,7 +19,7 @@ from service.analyses.selection import AnalysisError, NotFound, Selection, check
 from service.analyses.systems import bootstrap_mean_ci, compare_samples
 from service.schemas import IdeaIn
 from service.matching import embed_ideas, score_hybrid
-from service.scoring import idea_text, matcher_of, score_embedded
+from service.scoring import context_of, idea_text, matcher_of, score_embedded
 from service.systems import declared_cutoffs
 
 MAX_CUTOFFS = 12
@@ -101,7 +101,9 @@ def cutoff_sensitivity(session: Session, *, loaded: LoadedIndex, embedder: Embed
         out.append(entry)
     return {
         "selection": selection.as_dict(), "index_version": loaded.version, "model": loaded.manifest["model"],
-        "theta": loaded.manifest["theta"], "matcher": matcher, "top_k": top_k, "built_window": loaded.manifest["window"],
+        "theta": loaded.manifest["theta"], "matcher": matcher, "top_k": top_k,
+        **context_of(loaded, top_k, matcher=matcher).model_dump(include={"matcher_version", "thresholds"}),
+        "built_window": loaded.manifest["window"],
         "until": windows[0].end.isoformat(), "ideas": len(rows),
         "citation_normalisation": loaded.table.normalisation,
         "stored": False, "note": "ideas re-scored in memory at each cutoff; stored scores are not changed",

@@ -6,6 +6,7 @@ from sqlalchemy.orm import Session, selectinload
 from indexing.models import Idea, JudgeScore, Score
 from service.analyses.selection import NotFound
 from service.judges import DIMENSIONS
+from service.runs import origin_of
 
 
 def idea_detail(session: Session, *, idea_pk: int) -> dict:
@@ -18,6 +19,7 @@ def idea_detail(session: Session, *, idea_pk: int) -> dict:
     return {
         "idea_pk": idea.pk, "idea_id": idea.idea_id, "system": idea.run.system, "run": idea.run.label,
         "run_id": idea.run_id, "problem": idea.problem, "method": idea.method, "text": idea.text,
+        "origin": origin_of(idea),
         "score": None if s is None else {
             "score": s.score, "matched": s.matched, "model": s.model, "theta": s.theta,
             "index_version": s.index_version, "cutoff": s.cutoff.isoformat(), "window_end": s.window_end.isoformat(),

@@ -4,39 +4,46 @@ import json
 from pathlib import Path
 
 import typer
-from pydantic import ValidationError
 from rich.table import Table
 
 from indexing.db import session_scope
 from indexing.windows import WindowError
 from service.cli.common import JsonOpt, console, current_index, fail, print_json, progress_bars, ready_settings
-from service.schemas import IdeaIn
+from service.generator_runs import store_run
+from service.ideas import FORMATS, LayoutError, ReadResult, attach_origins, mapping_named, read_path
 from service.matching import MatcherUnavailable
-from service.scoring import context_of, score_ideas, store_scores
-from service.systems import plan_window
+from service.scoring import context_of, score_ideas
+from service.systems import SystemInputError, plan_window, set_system
 
 
-def read_ideas(path: Path) -> list[IdeaIn]:
-    ideas, seen = [], {}
-    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            idea = IdeaIn.model_validate_json(line)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"]) or "<line>"
-            fail(f"{path}:{number}: field '{where}': {err['msg']}")
-        if idea.id in seen:
-            fail(f"{path}:{number}: field 'id': duplicate id {idea.id!r}, first on line {seen[idea.id]}")
-        seen[idea.id] = number
-        ideas.append(idea)
-    if not ideas:
-        fail(f"{path}: no ideas")
-    return ideas
+def read_ideas(path: Path, fmt: str = "auto", mapping: str | None = None, skip_invalid: bool = False) -> ReadResult:
+    """The ideas of a file or directory; exits naming the file, record and field of what cannot be read."""
+    try:
+        read = read_path(path, fmt, mappings=mapping_named(mapping))
+    except LayoutError as exc:
+        fail(str(exc))
+    if read.refusals and not skip_invalid:
+        shown = "\n".join(f"  {r}" for r in read.refusals[:20])
+        more = f"\n  ... and {len(read.refusals) - 20} more" if len(read.refusals) > 20 else ""
+        fail(f"{path}: {len(read.refusals)} of {read.read} ideas refused, nothing scored (--skip-invalid scores the "
+             f"others):\n{shown}{more}")
+    if not read.ideas:
+        fail(f"{path}: no ideas" + (f" ({len(read.refusals)} refused)" if read.refusals else ""))
+    return read
 
 
-def score(ideas_file: Path = typer.Argument(..., exists=True, dir_okay=False, help="JSONL of ideas."),
+def score(ideas_path: Path = typer.Argument(..., exists=True, metavar="FILE|DIR",
+                                            help="Ideas: a file or a directory of files (see --format)."),
+          format: str = typer.Option("auto", "--format", help=f"{', '.join(FORMATS)}: auto recognises each file."),
+          mapping: str = typer.Option(None, "--mapping", help="Which fields make problem and method: AI-Researcher "
+                                                              "proposal (default), proposal+motivation, "
+                                                              "proposal+plan, proposal+all, seed, seed+motivation; "
+                                                              "AI-Scientist title+experiment (default), experiment."),
+          knowledge_cutoff: str = typer.Option(None, "--knowledge-cutoff",
+                                               help="YYYY-MM-DD: declare the system's knowledge cutoff (as "
+                                                    "`hindsight system set`) before scoring."),
+          skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Score the readable ideas and report the "
+                                                                          "refused ones (default: refuse the import)."),
           out: Path = typer.Option(None, "--out", help="Write one JSON line per idea here."),
           system: str = typer.Option("default", help="The generator system that wrote the ideas."),
           run: str = typer.Option("default", help="A label for this run."),
@@ -46,15 +53,23 @@ def score(ideas_file: Path = typer.Argument(..., exists=True, dir_okay=False, he
           until: str = typer.Option(None, help="Window end YYYY-MM-DD (default: the built end)."),
           matcher: str = typer.Option(None, help="dense or hybrid (default: the index version's)."),
           json_out: bool = JsonOpt) -> None:
-    """Score ideas against the current index and store them under the run."""
+    """Score ideas as a generator wrote them (HindSight JSONL, AI-Researcher plans, AI-Scientist ideas.json) against
+    the current index and store them under the run; AI-Scientist's own ratings become judge `ai-scientist-self`."""
     settings = ready_settings()
     if matcher not in (None, "dense", "hybrid"):
         fail(f"--matcher must be dense or hybrid, not {matcher!r}")
-    ideas = read_ideas(ideas_file)
+    if format not in FORMATS:
+        fail(f"--format: expected one of {', '.join(FORMATS)}, got {format!r}")
+    read = read_ideas(ideas_path, format, mapping, skip_invalid)
+    ideas = [r.idea for r in read.ideas]
     loaded, embedder = current_index(settings)
     try:
         with session_scope(settings.db_path) as session:
+            if knowledge_cutoff:
+                set_system(session, name=system, knowledge_cutoff=knowledge_cutoff)
             plan = plan_window(session, loaded, system=system, cutoff=cutoff, until=until)
+    except SystemInputError as exc:
+        fail(f"--{exc.field.replace('_', '-')}: {exc}")
     except WindowError as exc:
         fail(f"--{exc.field}: {exc.message}")
     for warning in plan.warnings:
@@ -71,28 +86,40 @@ def score(ideas_file: Path = typer.Argument(..., exists=True, dir_okay=False, he
                                    window=plan.window, matcher=context.matcher)
             if bars:
                 bars("score", min(32, len(ideas) - start), len(ideas))
+    attach_origins(results, ideas)
     with session_scope(settings.db_path) as session:
-        run_id = store_scores(session, system=system, label=run, ideas=ideas, results=results, context=context)
+        run_id, ratings = store_run(session, system=system, label=run, read=read, results=results, context=context)
+    counts = {**read.counts(), "scored": len(results)}
     lines = [{**r.model_dump(), **context.model_dump(), "system": system, "run": run} for r in results]
     if out:
         out.write_text("".join(json.dumps(line) + "\n" for line in lines))
     if json_out:
-        print_json({**context.model_dump(), "system": system, "run": run, "run_id": run_id,
-                    "ideas": [r.model_dump() for r in results]})
+        print_json({**context.model_dump(), "system": system, "run": run, "run_id": run_id, "read": counts,
+                    "judge_scores": ratings, "ideas": [r.model_dump() for r in results]})
         return
-    table = Table("idea", "score", "matched", "best match", "similarity",
+    table = Table("idea", "topic", "score", "matched", "best match", "similarity",
                   title=f"{system}/{run}: model {context.model}, matcher {context.matcher} {context.matcher_version}, "
                         f"index {context.index_version}, window {context.window['start']}..{context.window['end']}"
                         + (" (LEAK RISK)" if context.leak_risk else ""))
     for r in results:
         best = next((x for x in r.matches if x.above_threshold), r.matches[0] if r.matches else None)
-        table.add_row(r.id, f"{r.score:.3f}", "yes" if r.matched else "no",
-                      (best.title[:60] if best else "-"), f"{best.similarity:.3f}" if best else "-")
+        table.add_row(r.id, (r.origin.topic or "-") if r.origin else "-", f"{r.score:.3f}",
+                      "yes" if r.matched else "no", (best.title[:60] if best else "-"),
+                      f"{best.similarity:.3f}" if best else "-")
     console.print(table)
     mean = sum(r.score for r in results) / len(results)
     rate = sum(r.matched for r in results) / len(results)
+    console.print(f"read {read.read} ideas from {read.files} file(s) ({', '.join(read.formats)}): {len(results)} "
+                  f"scored, {len(read.refusals)} refused", highlight=False)
+    for refusal in read.refusals:
+        console.print(f"  refused: {refusal}", highlight=False)
+    for note in read.notes:
+        console.print(f"  note: {note}", highlight=False)
     console.print(f"{len(results)} ideas: mean score {mean:.3f}, match rate {rate:.0%}"
                   + (f"; written to {out}" if out else ""), highlight=False)
+    if ratings:
+        console.print(f"the generator's own ratings stored as judge {', '.join(ratings['judges'])} "
+                      f"({', '.join(ratings['dimensions'])}) for {ratings['ideas']} ideas", highlight=False)
 
 
 def serve(host: str = typer.Option("127.0.0.1", help="Bind address."),

@@ -16,6 +16,7 @@ from service.analyses.cutoffs import cutoff_rows, cutoff_sensitivity
 from service.analyses.quadrants import quadrant_counts
 from service.analyses.selection import load_ideas
 from service.deps import HolderDep, SessionDep, SettingsDep
+from service.runs import matcher_labels
 from service.errors import errors
 from service.judges import DIMENSIONS
 from service.state import NoIndex
@@ -138,7 +139,8 @@ def quadrant_image(fmt: Literal["png", "svg"], session: SessionDep, windows: Win
     except AnalysisError as exc:
         raise _unprocessable(exc) from None
     answer = {**meta, "counts": quadrant_counts(frame)}
-    return Response(plots.quadrant_plot(frame, answer, fmt=fmt), media_type=plots.FORMATS[fmt])
+    return Response(plots.quadrant_plot(frame, answer, fmt=fmt, matchers=matcher_labels(session, frame["score_id"])),
+                    media_type=plots.FORMATS[fmt])
 
 
 @router.get("/distributions.{fmt}", response_class=Response, responses=IMAGE | ANALYSIS_ERRORS)
@@ -149,7 +151,8 @@ def distribution_image(fmt: Literal["png", "svg"], session: SessionDep, windows:
         ideas = load_ideas(session, _selection(runs, systems, group_by, windows, level))
     except AnalysisError as exc:
         raise _unprocessable(exc) from None
-    return Response(plots.distribution_plot(ideas, fmt=fmt), media_type=plots.FORMATS[fmt])
+    return Response(plots.distribution_plot(ideas, fmt=fmt, matchers=matcher_labels(session, ideas["score_id"])),
+                    media_type=plots.FORMATS[fmt])
 
 
 def _sensitivity(session, settings, holder, *, runs, systems, group_by, cutoffs, until, top_k, n_resamples, seed):

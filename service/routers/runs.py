@@ -1,10 +1,16 @@
-"""Stored runs and their scores."""
+"""Stored runs, their scores and their ideas."""
 
-from fastapi import APIRouter, HTTPException
+import json
 
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import PlainTextResponse
+
+from service.analyses import to_csv
 from service.deps import SessionDep
 from service.errors import errors
-from service.runs import RunNotFound, find_run, list_runs, run_scores
+from service.runs import RunNotFound, find_run, list_runs, run_ideas, run_scores
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
@@ -22,3 +28,22 @@ def scores(run: str, session: SessionDep, system: str | None = None) -> dict:
         return run_scores(session, find_run(session, run, system))
     except RunNotFound as exc:
         raise HTTPException(404, str(exc)) from None
+
+
+@router.get("/{run}/ideas", responses=errors(404, 422, 503) | {200: {
+    "description": "JSON rows, or a CSV table with ?format=csv.",
+    "content": {"application/json": {"schema": {"type": "object"}}, "text/csv": {"schema": {"type": "string"}}}}})
+def ideas(run: str, session: SessionDep, system: str | None = None,
+          format: Annotated[Literal["json", "csv"], Query(description="json, or csv for a flat table.")] = "json"):
+    """Every idea of one run, one flat row each: origin (file, generator, topic, title), score, realised and
+    direction decisions, best match, and the matcher, thresholds and window it was scored with."""
+    try:
+        found = find_run(session, run, system)
+    except RunNotFound as exc:
+        raise HTTPException(404, str(exc)) from None
+    rows = run_ideas(session, found)
+    if format == "csv":
+        flat = [{**r, "thresholds": json.dumps(r["thresholds"]) if r["thresholds"] else None} for r in rows]
+        return PlainTextResponse(to_csv(flat), media_type="text/csv", headers={
+            "Content-Disposition": f'attachment; filename="run-{found.id}-ideas.csv"'})
+    return {"run_id": found.id, "system": found.system, "run": found.label, "ideas": rows}

@@ -1,18 +1,63 @@
-"""POST /v1/score: embed ideas, retrieve, threshold, score, store."""
+"""POST /v1/score: embed ideas, retrieve, threshold, score, store; as JSON, or as a generator's files uploaded."""
 
-from fastapi import APIRouter, HTTPException
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, File, Form, HTTPException, Request, Response, Security, UploadFile
+from fastapi.routing import APIRoute
+from starlette.concurrency import run_in_threadpool
 
 from indexing.db import session_scope, write_transaction
+from indexing.settings import Settings
 from indexing.windows import WindowError
-from service.deps import HolderDep, SettingsDep
-from service.errors import BODY, errors
-from service.schemas import ScoreRequest, ScoreResponse
+from service.deps import ADMIN_TOKEN, HolderDep, SettingsDep, require_admin
+from service.errors import ADMIN, BODY, errors
+from service.generator_runs import store_run
+from service.ideas import FORMATS, LayoutError, ReadResult, SourceFile, attach_origins, mapping_named, read_files
+from service.ideas import unpack
 from service.matching import MatcherUnavailable
-from service.scoring import context_of, score_ideas, store_scores
-from service.state import NoIndex
-from service.systems import plan_window
+from service.schemas import IdeaIn, IsoDate, ScoreRequest, ScoreResponse
+from service.scoring import context_of, score_ideas
+from service.state import IndexHolder, NoIndex
+from service.systems import SystemInputError, plan_window, set_system
 
-router = APIRouter(prefix="/v1", tags=["scoring"])
+UPLOAD_FIELDS = {
+    "files": {"type": "array", "items": {"type": "string", "format": "binary"}, "description": "One ideas file "
+              "(HindSight JSONL, an AI-Researcher plan, an AI-Scientist ideas.json), several (an AI-Researcher "
+              "directory: name each part TOPIC/NAME.json to keep its topic), or a .zip of a directory."},
+    "format": {"type": "string", "enum": list(FORMATS), "default": "auto"},
+    "mapping": {"type": "string", "maxLength": 64, "description": "Which fields make problem and method."},
+    "system": {"type": "string", "minLength": 1, "maxLength": 255, "default": "default"},
+    "run": {"type": "string", "minLength": 1, "maxLength": 255, "default": "default"},
+    "knowledge_cutoff": {"type": "string", "format": "date", "description": "Declare the system's knowledge "
+                         "cutoff (as PUT /v1/systems/{name}: needs the admin token)."},
+    "cutoff": {"type": "string", "maxLength": 64}, "until": {"type": "string", "maxLength": 64},
+    "top_k": {"type": "integer", "minimum": 1, "maximum": 200},
+    "matcher": {"type": "string", "enum": ["dense", "hybrid"]},
+    "skip_invalid": {"type": "boolean", "default": False, "description": "Score the readable ideas and report the "
+                     "refused ones (default: refuse the upload, nothing stored)."},
+}
+UPLOAD_BODY = {"requestBody": {"content": {"multipart/form-data": {"schema": {
+    "type": "object", "required": ["files"], "properties": UPLOAD_FIELDS}}}}}
+
+
+class ScoreRoute(APIRoute):
+    """POST /v1/score answers a JSON body (ScoreRequest) and a multipart upload of files (score_upload)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        as_json = super().get_route_handler()
+        as_upload = APIRoute(self.path, score_upload, methods=["POST"], response_model=ScoreResponse,
+                             dependency_overrides_provider=self.dependency_overrides_provider).get_route_handler()
+
+        async def handler(request: Request) -> Response:
+            if request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
+                return await as_upload(request)
+            return await as_json(request)
+
+        return handler
+
+
+router = APIRouter(prefix="/v1", tags=["scoring"], route_class=ScoreRoute)
 
 
 def check_limits(req: ScoreRequest, max_ideas: int, max_chars: int) -> None:
@@ -32,30 +77,98 @@ def check_limits(req: ScoreRequest, max_ideas: int, max_chars: int) -> None:
         seen.add(idea.id)
 
 
-# A plain `def`: FastAPI runs it in a worker thread, so encoding never blocks the event loop.
-@router.post("/score", response_model=ScoreResponse, responses=errors(*BODY, 422, 503))
-def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep) -> ScoreResponse:
-    """Score ideas against the current index version and store them under (system, run)."""
-    check_limits(req, settings.max_ideas_per_request, settings.max_text_chars)
+def _score(settings: Settings, holder: IndexHolder, *, ideas: list[IdeaIn], system: str, run: str,
+           cutoff: str | None, until: str | None, top_k: int | None, matcher: str | None,
+           read: ReadResult | None = None, knowledge_cutoff: str | None = None) -> ScoreResponse:
     try:
         loaded = holder.current()  # this request keeps this version even if a new one is published meanwhile
         embedder = holder.embedder_for(loaded)
     except NoIndex as exc:
         raise HTTPException(503, str(exc)) from None
     try:
+        if knowledge_cutoff:  # declared first, so the run's default cutoff is the declared one
+            write_transaction(settings.db_path, lambda session: set_system(
+                session, name=system, knowledge_cutoff=knowledge_cutoff), budget=settings.write_retry_seconds)
         with session_scope(settings.db_path) as session:  # a read: the system's declared knowledge cutoff
-            plan = plan_window(session, loaded, system=req.system, cutoff=req.cutoff, until=req.until)
+            plan = plan_window(session, loaded, system=system, cutoff=cutoff, until=until)
+    except SystemInputError as exc:
+        raise HTTPException(422, {"message": str(exc), "field": exc.field}) from None
     except WindowError as exc:
         raise HTTPException(422, exc.detail()) from None
-    top_k = req.top_k or settings.top_k
+    top_k = top_k or settings.top_k
     try:
-        context = context_of(loaded, top_k, plan, req.matcher)
-        results = score_ideas(req.ideas, loaded=loaded, embedder=embedder, top_k=top_k, window=plan.window,
-                              matcher=context.matcher)
+        context = context_of(loaded, top_k, plan, matcher)
+        results = attach_origins(score_ideas(ideas, loaded=loaded, embedder=embedder, top_k=top_k,
+                                             window=plan.window, matcher=context.matcher), ideas)
     except MatcherUnavailable as exc:
         raise HTTPException(422, str(exc)) from None
     # its own transaction, committed before the answer; retried while SQLite is locked, else 503 + Retry-After
-    run_id = write_transaction(settings.db_path, lambda session: store_scores(
-        session, system=req.system, label=req.run, ideas=req.ideas, results=results, context=context),
-        budget=settings.write_retry_seconds)
-    return ScoreResponse(**context.model_dump(), system=req.system, run=req.run, run_id=run_id, ideas=results)
+    if read is None:
+        run_id, ratings = write_transaction(settings.db_path, lambda session: store_run(
+            session, system=system, label=run, read=ReadResult.of(ideas), results=results, context=context),
+            budget=settings.write_retry_seconds)
+        counts = None
+    else:
+        run_id, ratings = write_transaction(settings.db_path, lambda session: store_run(
+            session, system=system, label=run, read=read, results=results, context=context),
+            budget=settings.write_retry_seconds)
+        counts = {**read.counts(), "scored": len(results)}
+    return ScoreResponse(**context.model_dump(), system=system, run=run, run_id=run_id, ideas=results, read=counts,
+                         judge_scores=ratings)
+
+
+async def score_upload(
+        settings: SettingsDep, holder: HolderDep, files: Annotated[list[UploadFile], File()],
+        format: Annotated[Literal[FORMATS], Form()] = "auto",  # type: ignore[valid-type]
+        mapping: Annotated[str | None, Form(max_length=64)] = None,
+        system: Annotated[str, Form(min_length=1, max_length=255)] = "default",
+        run: Annotated[str, Form(min_length=1, max_length=255)] = "default",
+        knowledge_cutoff: Annotated[IsoDate | None, Form()] = None,
+        cutoff: Annotated[str | None, Form(max_length=64)] = None,
+        until: Annotated[str | None, Form(max_length=64)] = None,
+        top_k: Annotated[int | None, Form(ge=1, le=200)] = None,
+        matcher: Annotated[Literal["dense", "hybrid"] | None, Form()] = None,
+        skip_invalid: Annotated[bool, Form()] = False,
+        authorization: Annotated[str | None, Security(ADMIN_TOKEN)] = None) -> ScoreResponse:
+    """A generator's files read as one run (see POST /v1/score)."""
+    if knowledge_cutoff is not None:
+        require_admin(settings, authorization)
+    limit = settings.max_upload_bytes
+    sources, total = [], 0
+    for upload in files:
+        data = await upload.read(limit + 1)
+        total += len(data)
+        if total > limit:
+            raise HTTPException(413, f"upload exceeds the limit of {limit} bytes (HINDSIGHT_MAX_UPLOAD_BYTES)")
+        sources.append(SourceFile(upload.filename or "upload", data))
+    try:
+        read = read_files(unpack(sources, limit=limit), format, mappings=mapping_named(mapping),
+                          max_chars=settings.max_text_chars)
+    except LayoutError as exc:
+        raise HTTPException(422, {"message": str(exc), "errors": [exc.as_dict()]}) from None
+    if read.refusals and not skip_invalid:
+        raise HTTPException(422, {"message": f"{len(read.refusals)} of {read.read} ideas refused, nothing scored "
+                                             "(skip_invalid=true scores the others)", "errors":
+                                  [r.as_dict() for r in read.refusals], **read.counts()})
+    if not read.ideas:
+        raise HTTPException(422, {"message": "no ideas in the upload", "errors": [], **read.counts()})
+    if len(read.ideas) > settings.max_ideas_per_request:
+        raise HTTPException(413, f"too many ideas: {len(read.ideas)} > {settings.max_ideas_per_request} per request "
+                                 "(HINDSIGHT_MAX_IDEAS_PER_REQUEST)")
+    return await run_in_threadpool(
+        _score, settings, holder, ideas=[r.idea for r in read.ideas], system=system, run=run, cutoff=cutoff,
+        until=until, top_k=top_k, matcher=matcher, read=read,
+        knowledge_cutoff=knowledge_cutoff.isoformat() if knowledge_cutoff else None)
+
+
+# A plain `def`: FastAPI runs it in a worker thread, so encoding never blocks the event loop.
+@router.post("/score", response_model=ScoreResponse, responses=errors(*ADMIN, *BODY, 422, 503),
+             openapi_extra=UPLOAD_BODY)
+def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep) -> ScoreResponse:
+    """Score ideas against the current index version and store them under (system, run). The same path takes a
+    multipart upload of a generator's files (see the multipart body): the answer adds `read` (read = scored +
+    refused, refusals by file, record and field) and `judge_scores` (AI-Scientist's own ratings, stored as judge
+    `ai-scientist-self`)."""
+    check_limits(req, settings.max_ideas_per_request, settings.max_text_chars)
+    return _score(settings, holder, ideas=req.ideas, system=req.system, run=req.run, cutoff=req.cutoff,
+                  until=req.until, top_k=req.top_k, matcher=req.matcher)

@@ -3,7 +3,8 @@
 
 const $ = (id) => document.getElementById(id);
 const QUADRANT_ORDER = ["true_positive", "hidden_gem", "overhyped", "true_negative"];
-const state = { pages: {}, colours: {} };
+const JUDGE_DIMENSIONS = ["novelty", "feasibility", "impact", "overall", "interestingness", "novel"];
+const state = { pages: {}, colours: {}, judges: [] };
 const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
 
 function el(tag, attrs = {}, ...children) {
@@ -207,10 +208,13 @@ async function openIdea(pk) {
     const s = d.score;
     box.replaceChildren(
       el("h2", {}, `${d.idea_id} · ${d.system}/${d.run}`),
+      d.origin ? el("p", { class: "muted", id: "idea-origin" }, [d.origin.title ? el("b", {}, d.origin.title) : "",
+        ` ${[d.origin.generator, d.origin.topic].filter(Boolean).join(" · ")} · ${d.origin.file || ""}`]) : "",
       el("p", {}, el("b", {}, "Problem: "), d.problem || d.text || "–"),
       el("p", {}, el("b", {}, "Method: "), d.method || "–"),
       el("p", { class: "muted" }, s ? scoreLine(s) : "not scored"),
-      el("p", {}, d.judges.map((j) => `${j.judge}: novelty ${fmt(j.novelty, 1)}, feasibility ${fmt(j.feasibility, 1)}, impact ${fmt(j.impact, 1)}, overall ${fmt(j.overall, 1)}`).join(" · ") || "no judge scores"),
+      el("p", {}, d.judges.map((j) => `${j.judge}: ` + JUDGE_DIMENSIONS.filter((k) => j[k] !== null && j[k] !== undefined)
+        .map((k) => `${k} ${fmt(j[k], 1)}`).join(", ")).join(" · ") || "no judge scores"),
       s && s.matcher === "hybrid" ? hybridTable(d.matches) : denseTable(d.matches),
     );
     $("idea-dialog").showModal();
@@ -233,17 +237,36 @@ async function refresh() {
   const errors = [];
   try { renderSystems(await getJSON(`/v1/analysis/systems?${sel}`)); } catch (err) { errors.push(err.message); }
   try { renderCorrelations(await getJSON(`/v1/analysis/correlations?${sel}`)); } catch (err) { errors.push(err.message); }
-  try {
-    const answer = await getJSON(`/v1/analysis/quadrants?${listParams()}`);
-    renderCounts(answer);
-    $("quadrant-lists").replaceChildren(...QUADRANT_ORDER.map((q) => renderList(answer, q)));
-    $("quadrant-plot").src = `/v1/analysis/quadrants.png?${jp}`;
-    $("quadrant-section").dataset.ready = `${answer.judge}:${answer.dimension}`;
-  } catch (err) {
-    errors.push(err.message);
+  const clearQuadrants = () => {
     $("quadrant-plot").removeAttribute("src");
     $("counts-table").replaceChildren();
     $("quadrant-lists").replaceChildren();
+    $("cuts").textContent = "";
+  };
+  if (!state.judges.length) {
+    // nothing to plot: say what the panel needs instead of showing a broken image
+    clearQuadrants();
+    $("quad-layout").hidden = true;
+    document.querySelector("#quadrant-section .listing-controls").hidden = true;
+    $("quadrant-empty").hidden = false;
+    $("quadrant-empty").textContent = "Quadrants need judge scores, and there are none yet: import an LLM judge's "
+      + "scores with `hindsight judge import FILE`, or score an AI-Scientist ideas.json (its own ratings become the "
+      + "judge ai-scientist-self). The ideas and their matches are listed above without them.";
+    $("quadrant-section").dataset.ready = "no-judges";
+  } else {
+    $("quad-layout").hidden = false;
+    document.querySelector("#quadrant-section .listing-controls").hidden = false;
+    $("quadrant-empty").hidden = true;
+    try {
+      const answer = await getJSON(`/v1/analysis/quadrants?${listParams()}`);
+      renderCounts(answer);
+      $("quadrant-lists").replaceChildren(...QUADRANT_ORDER.map((q) => renderList(answer, q)));
+      $("quadrant-plot").src = `/v1/analysis/quadrants.png?${jp}`;
+      $("quadrant-section").dataset.ready = `${answer.judge}:${answer.dimension}`;
+    } catch (err) {
+      errors.push(err.message);
+      clearQuadrants();
+    }
   }
   const unique = [...new Set(errors)];
   // runs scored in different windows are refused when pooled: show them per window instead, and say why
@@ -272,8 +295,8 @@ async function init() {
   }
   try {
     const judges = await getJSON("/v1/judge-scores");
+    state.judges = judges;
     $("judge").replaceChildren(...judges.map((j) => el("option", { value: j.judge }, `${j.judge} (${j.ideas})`)));
-    if (!judges.length) errors.push("no judge scores yet: import them with `hindsight judge import FILE`");
   } catch (err) { errors.push(`judges: ${err.message}`); }
   showError(errors.join("\n"));
   $("hs_kind").addEventListener("change", () => { $("hs_value").hidden = $("hs_kind").value !== "value"; });
