@@ -99,7 +99,7 @@ class Idea(Base):
     problem: Mapped[str | None] = mapped_column(Text)
     method: Mapped[str | None] = mapped_column(Text)
     text: Mapped[str | None] = mapped_column(Text)
-    # where it was read from (migration 0004_idea_origin): file, generator layout, topic, the generator's title
+    # where it was read from (migration 0006_idea_origin): file, generator layout, topic, the generator's title
     origin_file: Mapped[str | None] = mapped_column(Text)
     generator: Mapped[str | None] = mapped_column(String(64))
     topic: Mapped[str | None] = mapped_column(Text)
@@ -179,7 +179,7 @@ class JudgeScore(Base):
     feasibility: Mapped[float | None] = mapped_column(Float)
     impact: Mapped[float | None] = mapped_column(Float)
     overall: Mapped[float | None] = mapped_column(Float)
-    interestingness: Mapped[float | None] = mapped_column(Float)  # migration 0004_idea_origin
+    interestingness: Mapped[float | None] = mapped_column(Float)  # migration 0006_idea_origin
     novel: Mapped[float | None] = mapped_column(Float)
     imported_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

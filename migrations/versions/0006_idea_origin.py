@@ -1,6 +1,6 @@
 """Each idea's origin (file, generator, topic, title); judge dimensions interestingness and novel
 
-Revision ID: 0004_idea_origin
+Revision ID: 0006_idea_origin
 Revises: 0003_matcher
 Create Date: 2026-12-01 17:30:00
 """
@@ -8,7 +8,7 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0004_idea_origin'
+revision = '0006_idea_origin'
 down_revision = '0003_matcher'
 branch_labels = None
 depends_on = None
