@@ -127,7 +127,7 @@ def test_idea_drill_down_shows_hybrid_probabilities_and_evidence(tmp_path):
 
 def generator_home(home: Path, plans: Path) -> None:
     """A home as a new user has it: the sample corpus, an index, AI-Researcher plans scored, no judge scores."""
-    from tests.test_cli import hs
+    from tests.helpers import run_cli as hs
 
     for n, line in enumerate((ROOT / "data/ideas/sample.jsonl").read_text().splitlines()[:9]):
         idea = json.loads(line)

@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import ROOT, SHARED_DATA, Server
-from tests.test_cli import hs
+from tests.helpers import ROOT, SHARED_DATA, Server
+from tests.helpers import run_cli as hs
 
 GENERATORS = SHARED_DATA / "generators"
 PLANS = GENERATORS / "ai-researcher" / "experiment_plans"
@@ -19,6 +19,7 @@ SCIENTIST = GENERATORS / "ai-scientist"
 shared = pytest.mark.skipif(not PLANS.is_dir() or not SCIENTIST.is_dir(),
                             reason="the shared generator files (../shared/data/generators) are not here")
 TOKEN = {"Authorization": "Bearer test-token"}
+pytestmark = pytest.mark.server  # CLI subprocesses and a real server
 
 # an ideas.json as AI-Scientist writes it, on topics the sample corpus holds
 SCIENTIST_IDEAS = [

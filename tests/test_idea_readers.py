@@ -10,7 +10,7 @@ import pytest
 
 from service.ideas import LayoutError, SourceFile, read_files, read_path, unpack
 from service.ideas.text import as_text
-from tests.conftest import SHARED_DATA
+from tests.helpers import SHARED_DATA
 
 GENERATORS = SHARED_DATA / "generators"
 PLANS = GENERATORS / "ai-researcher" / "experiment_plans"

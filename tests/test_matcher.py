@@ -17,7 +17,7 @@ from indexing.ingest import ingest_path
 from indexing.matcher import default_matcher
 from indexing.settings import Settings
 from indexing.versions import MANIFEST, current_version, load_version, set_current, sha256_file
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 PAPERS = ROOT / "data" / "papers.jsonl"
 IDEAS = ROOT / "data" / "ideas" / "sample.jsonl"

@@ -11,7 +11,7 @@ from indexing.build import BuildFailed, build_index  # noqa: E402
 from indexing.ingest import ingest_bytes  # noqa: E402
 from indexing.vectorindex.qdrant import alias_target, connect, release  # noqa: E402
 from indexing.versions import current_version, list_versions, load_current  # noqa: E402
-from tests.conftest import ROOT  # noqa: E402
+from tests.helpers import ROOT  # noqa: E402
 
 
 @pytest.fixture

@@ -17,7 +17,9 @@ import pytest
 
 pytest.importorskip("qdrant_client", reason="qdrant-client is the optional `scale` extra")
 
-from tests.conftest import ROOT, Server  # noqa: E402
+from tests.helpers import ROOT, Server  # noqa: E402
+
+pytestmark = pytest.mark.server  # CLI subprocesses and a real server
 
 CUTOFFS = ("2023-06-01", "2024-06-01")  # the built window, and a later per-request cutoff (an id-range filter)
 MATCHERS = ("dense", "hybrid")

@@ -1,11 +1,14 @@
 """A PQ build gets the float16 re-rank store: recall@20 tuned and recorded in the manifest, exact stored vectors."""
 
 import numpy as np
+import pytest
 
 from indexing.build import build_index
 from indexing.ingest import ingest_bytes
 from indexing.versions import load_current
-from tests.conftest import ROOT
+from tests.helpers import ROOT
+
+pytestmark = pytest.mark.server  # a PQ build with recall tuning: half a minute, so it runs in the second step
 
 
 def test_a_pq_version_reranks_with_exact_vectors(settings, minilm):
