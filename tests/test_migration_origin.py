@@ -1,4 +1,4 @@
-"""Migration 0004_idea_origin on a database that already holds ideas and judge scores: they keep their values, their
+"""Migration 0006_idea_origin on a database that already holds ideas and judge scores: they keep their values, their
 origin is unknown (NULL), and the downgrade drops only what it added."""
 
 from alembic import command
