@@ -44,7 +44,7 @@ def parse_date(value: str, field: str) -> date:
     try:
         parsed = date(int(partial[1]), int(partial[2] or DEFAULT_MONTH), 1) if partial else iso_day(head)
     except ValueError as exc:
-        raise RowInvalid(field, f"is not a date: {value!r} ({exc})") from None
+        raise RowInvalid(field, f"is not a valid date: {value!r} ({exc})") from None
     if not 1900 <= parsed.year <= 2100:
         raise RowInvalid(field, f"year {parsed.year} is out of range 1900-2100")
     return parsed
