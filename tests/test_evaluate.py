@@ -132,3 +132,14 @@ def test_calibrate_hybrid_writes_registry_report_and_the_next_build_uses_it(tiny
     built = build_index(get_settings(), cutoff=date(2000, 1, 1), until=date(2100, 12, 31))
     assert built.manifest["matcher"]["hybrid"]["version"] == entry["version"]
     assert built.manifest["matcher"]["hybrid"]["registry"] == out["registry"]
+
+
+def test_calibrate_names_a_bad_date_instead_of_a_traceback(tiny, tmp_path):
+    from service.cli import app
+
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"id": "a", "text": "t", "paper_id": tiny[0]["id"]}) + "\n")
+    for option, value in (("--cutoff", "2023-13-01"), ("--until", "20230601")):
+        result = CliRunner().invoke(app, ["calibrate", "--pairs", str(pairs), option, value])
+        assert result.exit_code == 2 and result.exception is None or isinstance(result.exception, SystemExit)
+        assert f"{option}: '{value}' is not a date (YYYY-MM-DD)" in result.output

@@ -6,7 +6,8 @@ import pytest
 
 from indexing.lexical import MIN_TERMS, build_lexical, load_lexical, save_lexical, top_positions
 from indexing.matcher import calibrate as cal
-from indexing.matcher.features import ALL_FEATURES, Candidates, IdeaFacets
+from indexing.matcher.facets import IdeaFacets
+from indexing.matcher.features import ALL_FEATURES, Candidates
 from indexing.matcher.model import SHIPPED_DIR, HybridMatcher, Logistic, find_entry, read_registry, write_entry
 from indexing.matcher.vectors import stored_vectors
 from indexing.vectorindex.faiss_index import FaissIndex
@@ -156,11 +157,10 @@ def test_migration_0003_keeps_scores_stored_before_it(tmp_path):
 
 
 def test_one_facet_ideas_are_text_ideas_without_the_separator(minilm):
-    from service.matching import facets_of
-    from service.schemas import IdeaIn
+    from indexing.matcher.facets import facets_of
 
-    f = facets_of(minilm, IdeaIn(id="x", problem="  ", method="Route tokens to sparse experts."))
+    f = facets_of(minilm, problem="  ", method="Route tokens to sparse experts.")
     assert not f.faceted and f.whole == f"{minilm.sep}Route tokens to sparse experts."  # as the dense rule embeds it
     assert f.lexical_texts() == {"whole": "Route tokens to sparse experts."}
-    both = facets_of(minilm, IdeaIn(id="y", problem="Long documents.", method="Sparse experts."))
+    both = facets_of(minilm, problem="Long documents.", method="Sparse experts.")
     assert both.faceted and both.lexical_texts()["whole"] == "Long documents.\nSparse experts."

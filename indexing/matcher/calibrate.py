@@ -20,7 +20,10 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from indexing.matcher.features import Candidates, IdeaFacets
+from indexing.matcher.decide import rank
+from indexing.matcher.evaluate import Outcome
+from indexing.matcher.facets import IdeaFacets, encode_facets
+from indexing.matcher.features import Candidates, candidates, queries_of
 from indexing.matcher.model import Logistic
 
 REALISED_KINDS = {"paraphrase", "loose", "realised"}
@@ -188,36 +191,27 @@ def fit_final(st: Stacked, decision: str, shape: str, target: float, c: float = 
 
 def build_candidates(ideas: Sequence[Labelled], corpus, encode, *, n: int, text_only: bool = False) -> list[Candidates]:
     """Each idea's candidate pool over the corpus; with text_only, problem + method are joined into one text."""
-    from indexing.matcher.features import candidates, encode_facets, queries_of
-
-    shaped = [IdeaFacets(" ".join(i.facets.lexical_texts()["whole"].split("\n"))) if text_only else i.facets
-              for i in ideas]
+    shaped = [i.facets.as_text() if text_only else i.facets for i in ideas]
     vectors = encode_facets(encode, shaped)
     return [candidates(corpus, vecs, queries_of(corpus.lexical, idea), faceted=idea.faceted, n=n)
             for idea, vecs in zip(shaped, vectors)]
 
 
 def outcomes(st: Stacked, p_real: np.ndarray, p_dir: np.ndarray | None, t_real: dict[str, float],
-             t_dir: dict[str, float] | None, top_k: int = 20):
-    """Per idea: candidates ranked by p_real (then p_dir), cut to top_k, with each fold's thresholds applied."""
-    from indexing.matcher.evaluate import Outcome
-
+             t_dir: dict[str, float] | None, top_k: int = 20) -> list[Outcome]:
+    """Per idea: the serving rule (decide.rank) with each fold's thresholds applied."""
     out = []
     for i, idea in enumerate(st.ideas):
         rows = st.rows[i]
-        pr = p_real[rows]
-        pd = p_dir[rows] if p_dir is not None else np.zeros(len(rows))
-        order = np.lexsort((-pd, -pr))[:top_k]
-        real = [bool(pr[j] >= t_real[idea.fold]) for j in order]
-        direction = None
-        if p_dir is not None and t_dir is not None:
-            direction = [r or bool(pd[j] >= t_dir[idea.fold]) for r, j in zip(real, order)]
+        order, real, direction = rank(p_real[rows], p_dir[rows] if p_dir is not None else None,
+                                      t_real[idea.fold], t_dir[idea.fold] if t_dir is not None else None, top_k)
         out.append(Outcome(kind=idea.kind, source=idea.source, ranked=[st.cands[i].positions[j] for j in order],
-                           realised=real, direction=direction))
+                           realised=[bool(x) for x in real],
+                           direction=None if direction is None else [bool(x) for x in direction]))
     return out
 
 
-def feature_baseline(st: Stacked, name: str, threshold: float | dict[str, float], top_k: int = 20):
+def feature_baseline(st: Stacked, name: str, threshold: float | dict[str, float], top_k: int = 20) -> list[Outcome]:
     """A single feature (cos_whole: dense-only; bm25_whole: BM25-only) as ranking and, at threshold, decision."""
     values = np.concatenate([c.features[name] for c in st.cands]) if st.cands else np.zeros(0)
     t = threshold if isinstance(threshold, dict) else {i.fold: threshold for i in st.ideas}

@@ -11,62 +11,19 @@ and, for the whole idea only:
 The model (indexing.matcher.model) uses a named subset of these.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from indexing.lexical import LexicalIndex, Query, top_positions
+from indexing.matcher.corpus import Allowed
+from indexing.matcher.facets import IdeaFacets
 
 FACETS = ("whole", "problem", "method")
 ALL_FEATURES = ("cos_whole", "cos_problem", "cos_method", "bm25_whole", "bm25_problem", "bm25_method",
                 "cos_gap", "bm25_gap", "cos_method_gap", "bm25_method_gap", "dense_rr", "lex_rr")
 N_CANDIDATES = 50
-Allowed = tuple[int, int] | None
-
-
-@dataclass
-class IdeaFacets:
-    """An idea's texts: whole always (the embedder's input: problem [SEP] method, or the free text); problem and
-    method only when it was given as problem + method, both with content."""
-
-    whole: str
-    problem: str | None = None
-    method: str | None = None
-    plain: str | None = None  # the words of a one-facet idea, without the embedder's separator
-
-
-    @property
-    def faceted(self) -> bool:
-        return bool(self.problem and self.problem.strip() and self.method and self.method.strip())
-
-    def lexical_texts(self) -> dict[str, str]:
-        if self.faceted:
-            return {"whole": f"{self.problem}\n{self.method}", "problem": self.problem, "method": self.method}
-        return {"whole": self.plain if self.plain is not None else self.whole}
-
-
-class ArrayCorpus:
-    """Dense search over an in-memory matrix (rows = papers.json positions), exact; for calibration and tests."""
-
-    def __init__(self, vectors: np.ndarray, lexical: LexicalIndex) -> None:
-        self.matrix, self.lexical = np.ascontiguousarray(vectors, dtype=np.float32), lexical
-
-    def __len__(self) -> int:
-        return len(self.matrix)
-
-    def dense(self, queries: np.ndarray, k: int, allowed: Allowed = None) -> list[list[tuple[int, float]]]:
-        sims = queries @ self.matrix.T
-        return [top_positions_any(row, k, allowed) for row in sims]
-
-    def vectors(self, positions: Sequence[int]) -> np.ndarray:
-        return self.matrix[np.asarray(positions, dtype=np.int64)]
-
-
-def top_positions_any(scores: np.ndarray, k: int, allowed: Allowed) -> list[tuple[int, float]]:
-    """Like lexical.top_positions but keeps negative and zero scores (cosines)."""
-    shifted = scores.astype(np.float64) + 3.0  # cosines are >= -1: shifting keeps order and makes all positive
-    return [(p, s - 3.0) for p, s in top_positions(shifted, k, allowed)]
 
 
 @dataclass
@@ -127,23 +84,3 @@ def candidates(corpus, facet_vectors: dict[str, np.ndarray], queries: dict[str, 
 
 def queries_of(lexical: LexicalIndex, idea: IdeaFacets) -> dict[str, Query]:
     return {f: lexical.query(t) for f, t in idea.lexical_texts().items()}
-
-
-def facet_texts(idea: IdeaFacets) -> dict[str, str]:
-    return {"whole": idea.whole, "problem": idea.problem, "method": idea.method} if idea.faceted else \
-        {"whole": idea.whole}
-
-
-def encode_facets(encode: Callable[[list[str]], np.ndarray],
-                  ideas: Sequence[IdeaFacets]) -> list[dict[str, np.ndarray]]:
-    """Every facet of every idea in one encode call; returns per idea {facet: vector}."""
-    texts, where = [], []
-    for i, idea in enumerate(ideas):
-        for f, t in facet_texts(idea).items():
-            where.append((i, f))
-            texts.append(t)
-    vecs = encode(texts) if texts else np.zeros((0, 0), dtype=np.float32)
-    out: list[dict[str, np.ndarray]] = [{} for _ in ideas]
-    for (i, f), v in zip(where, vecs):
-        out[i][f] = v
-    return out

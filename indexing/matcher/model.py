@@ -52,7 +52,7 @@ class Logistic:
         threshold = float(d["threshold"])
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"matcher model: threshold {threshold} outside [0, 1]")
-        return cls(feats, *arrays, float(d["intercept"]), threshold)
+        return cls(feats, arrays[0], arrays[1], arrays[2], float(d["intercept"]), threshold)
 
     def as_dict(self) -> dict:
         return {"features": list(self.features), "mean": _r(self.mean), "scale": _r(self.scale),

@@ -8,11 +8,12 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from indexing.db import session_scope
+from indexing.matcher.corpus import MatcherUnavailable
 from indexing.windows import WindowError
 from service.cli.common import JsonOpt, console, current_index, fail, print_json, progress_bars, ready_settings
+from service.matching import score_ideas
 from service.schemas import IdeaIn
-from service.matching import MatcherUnavailable
-from service.scoring import context_of, score_ideas, store_scores
+from service.scoring import context_of, store_scores
 from service.systems import plan_window
 
 

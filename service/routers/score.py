@@ -3,12 +3,13 @@
 from fastapi import APIRouter, HTTPException
 
 from indexing.db import session_scope, write_transaction
+from indexing.matcher.corpus import MatcherUnavailable
 from indexing.windows import WindowError
 from service.deps import HolderDep, SettingsDep
 from service.errors import BODY, errors
+from service.matching import score_ideas
 from service.schemas import ScoreRequest, ScoreResponse
-from service.matching import MatcherUnavailable
-from service.scoring import context_of, score_ideas, store_scores
+from service.scoring import context_of, store_scores
 from service.state import NoIndex
 from service.systems import plan_window
 
