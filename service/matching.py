@@ -49,12 +49,13 @@ def idea_score(idea_id: str, d: Decision, *, rows: list[dict], impacts: WindowIm
             above_threshold=realised, realised=realised if hybrid else None,
             p_realised=_r(d.p_realised[j]) if d.p_realised is not None else None,
             p_direction=_r(d.p_direction[j]) if d.p_direction is not None else None,
+            p_method=_r(d.p_method[j]) if d.p_method is not None else None,
             direction=bool(d.direction[j]) if d.direction is not None else None,
             evidence=EvidenceOut(**d.evidence[j]) if d.evidence else None))
     n = sum(m.above_threshold for m in matches)
     score = max((m.impact for m in matches if m.above_threshold), default=0.0)
     return IdeaScoreOut(
-        id=idea_id, score=score, matched=n > 0, n_matches=n, matches=matches, shape=d.shape,
+        id=idea_id, score=score, matched=n > 0, n_matches=n, matches=matches, shape=d.shape, warnings=d.warnings,
         n_direction_matches=sum(bool(m.direction) for m in matches) if hybrid else None,
         direction_score=max((m.impact for m in matches if m.direction), default=0.0) if hybrid else None)
 

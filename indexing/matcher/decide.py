@@ -7,7 +7,7 @@ threshold, so every realised match is a direction match.
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -16,7 +16,8 @@ from indexing.matcher.corpus import Allowed, IndexCorpus, MatcherUnavailable
 from indexing.matcher.evidence import evidence
 from indexing.matcher.facets import IdeaFacets, encode_facets
 from indexing.matcher.features import candidates, queries_of
-from indexing.matcher.model import DECISIONS, SHAPES, HybridMatcher
+from indexing.matcher.model import HybridMatcher
+from indexing.matcher.ranges import Range, check_all
 from indexing.versions import LoadedIndex
 
 FacetVectors = dict[str, np.ndarray]
@@ -33,7 +34,9 @@ class Decision:
     direction: np.ndarray | None = None
     p_realised: np.ndarray | None = None
     p_direction: np.ndarray | None = None
+    p_method: np.ndarray | None = None  # under the problem_and_method rule
     evidence: list[dict] | None = None
+    warnings: list[str] = field(default_factory=list)  # inputs out of the matcher's range (ranges.check)
 
 
 def matcher_of(loaded: LoadedIndex, asked: str | None = None) -> str:
@@ -54,16 +57,15 @@ def hybrid_of(loaded: LoadedIndex) -> HybridMatcher:
     return loaded.hybrid
 
 
-def rank(p_realised: np.ndarray, p_direction: np.ndarray | None, t_realised: float, t_direction: float | None,
-         top_k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def rank(p_realised: np.ndarray, p_direction: np.ndarray | None, realised: np.ndarray,
+         direction: np.ndarray | None, top_k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(order, realised, direction) of the top_k candidates: by p_realised, then p_direction; realised implies
     direction. Without p_direction (a one-score baseline) the order is by the one score and direction is None."""
     p_d = p_direction if p_direction is not None else np.zeros(len(p_realised))
     order = np.lexsort((-p_d, -p_realised))[:top_k]
-    realised = p_realised[order] >= t_realised
-    if p_direction is None or t_direction is None:
-        return order, realised, None
-    return order, realised, realised | (p_direction[order] >= t_direction)
+    if direction is None:
+        return order, realised[order], None
+    return order, realised[order], (realised | direction)[order]
 
 
 def embed(embedder: Embedder, ideas: Sequence[IdeaFacets], matcher: str) -> list[FacetVectors]:
@@ -80,10 +82,14 @@ def decide(ideas: Sequence[IdeaFacets], *, loaded: LoadedIndex, embedder: Embedd
     """Each idea's top-k matches under the matcher, among the papers in the allowed position range."""
     vectors = vectors if vectors is not None else embed(embedder, ideas, matcher)
     allowed = None if allowed is None or tuple(allowed) == (0, len(loaded.rows)) else allowed
-    if matcher == "dense":
-        return decide_dense(loaded, vectors, top_k=top_k, allowed=allowed)
+    ranges = check_all(embedder, ideas)
+    if matcher == "dense":  # the paper's rule decides as it always did; the warnings still say what is off
+        out = decide_dense(loaded, vectors, top_k=top_k, allowed=allowed)
+        for d, r in zip(out, ranges):
+            d.warnings = list(r.warnings)
+        return out
     return decide_hybrid(ideas, corpus=loaded.corpus, matcher=hybrid_of(loaded), vectors=vectors, top_k=top_k,
-                         allowed=allowed, with_evidence=with_evidence)
+                         allowed=allowed, with_evidence=with_evidence, ranges=ranges)
 
 
 def decide_dense(loaded: LoadedIndex, vectors: list[FacetVectors], *, top_k: int,
@@ -100,26 +106,30 @@ def decide_dense(loaded: LoadedIndex, vectors: list[FacetVectors], *, top_k: int
 
 
 def decide_hybrid(ideas: Sequence[IdeaFacets], *, corpus: IndexCorpus, matcher: HybridMatcher,
-                  vectors: list[FacetVectors], top_k: int, allowed: Allowed = None,
-                  with_evidence: bool = False) -> list[Decision]:
-    models = {(d, s): matcher.model(d, s) for d in DECISIONS for s in SHAPES}
-    lexical = corpus.lexical
+                  vectors: list[FacetVectors], top_k: int, allowed: Allowed = None, with_evidence: bool = False,
+                  ranges: Sequence[Range] | None = None) -> list[Decision]:
+    """ranges: per idea, its warnings and whether it can be realised (ranges.check); BM25 statistics are the
+    window's own (IndexCorpus.lexical_for)."""
+    lexical = corpus.lexical_for(allowed)
     out = []
-    for f, vecs in zip(ideas, vectors):
+    for i, (f, vecs) in enumerate(zip(ideas, vectors)):
         shape = "facets" if f.faceted else "text"
         cands = candidates(corpus, vecs, queries_of(lexical, f), faceted=f.faceted,
-                           n=max(matcher.candidates, top_k), allowed=allowed)
-        r_model, d_model = models[("realised", shape)], models[("direction", shape)]
-        p_r = r_model.proba(cands.matrix(r_model.features)) if cands.positions else np.zeros(0)
-        p_d = d_model.proba(cands.matrix(d_model.features)) if cands.positions else np.zeros(0)
-        order, realised, direction = rank(p_r, p_d, r_model.threshold, d_model.threshold, top_k)
+                           n=max(matcher.candidates, top_k), allowed=allowed, lexical=lexical)
+        p = matcher.probabilities(shape, cands)
+        is_r, is_d = matcher.decisions(shape, p)
+        if ranges is not None and not ranges[i].can_realise:
+            is_r = np.zeros_like(is_r)
+        order, realised, direction = rank(p["realised"], p["direction"], is_r, is_d, top_k)
         positions = [cands.positions[j] for j in order]
         ev = None
         if with_evidence:
-            method_text = f.method if f.faceted else f.lexical_texts()["whole"]
-            ev = [evidence(lexical, str(method_text), corpus.rows[p]["title"], lexical.abstracts[p])
-                  for p in positions]
+            texts = f.lexical_texts()
+            ev = [evidence(lexical, texts.get("method", texts["whole"]), corpus.rows[pos]["title"],
+                           corpus.lexical.abstracts[pos], problem_text=texts.get("problem")) for pos in positions]
         out.append(Decision(positions=positions, similarity=cands.features["cos_whole"][order], realised=realised,
-                            shape=shape, direction=direction, p_realised=p_r[order], p_direction=p_d[order],
-                            evidence=ev))
+                            shape=shape, direction=direction, p_realised=p["realised"][order],
+                            p_direction=p["direction"][order],
+                            p_method=p["method"][order] if "method" in p else None, evidence=ev,
+                            warnings=ranges[i].for_hybrid() if ranges is not None else []))
     return out

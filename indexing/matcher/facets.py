@@ -18,6 +18,11 @@ class IdeaFacets:
     problem: str | None = None
     method: str | None = None
     plain: str | None = None  # the words of a one-facet idea, without the embedder's separator
+    given: str = ""  # how the caller gave it: facets, problem (only), method (only) or text; "" = by its facets
+
+    @property
+    def shape_given(self) -> str:
+        return self.given or ("facets" if self.faceted else "text")
 
     @property
     def faceted(self) -> bool:
@@ -37,19 +42,19 @@ class IdeaFacets:
 
     def as_text(self) -> "IdeaFacets":
         """The same idea given as one free text (problem and method joined): the text models' input."""
-        return IdeaFacets(" ".join(self.lexical_texts()["whole"].split("\n")))
+        return IdeaFacets(" ".join(self.lexical_texts()["whole"].split("\n")), given="text")
 
 
 def facets_of(embedder: Embedder, *, problem: str | None = None, method: str | None = None,
               text: str | None = None) -> IdeaFacets:
     """Free text wins; else problem + method, both with content, are facets; one facet alone is a free text."""
     if text and text.strip():
-        return IdeaFacets(text.strip())
+        return IdeaFacets(text.strip(), given="text")
     p, m = (problem or "").strip(), (method or "").strip()
     whole = join(embedder, p, m)
     if p and m:
-        return IdeaFacets(whole, p, m)
-    return IdeaFacets(whole, plain=p or m)  # one facet only: the text models
+        return IdeaFacets(whole, p, m, given="facets")
+    return IdeaFacets(whole, plain=p or m, given="problem" if p else "method")  # one facet only: the text models
 
 
 def encode_facets(encode: Callable[[list[str]], np.ndarray],

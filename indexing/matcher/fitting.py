@@ -3,7 +3,7 @@ the ingested corpus, fit the realised / direction models, judge them out-of-fold
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,11 +19,12 @@ from indexing.matcher.corpus import ArrayCorpus
 from indexing.matcher.evaluate import summarise
 from indexing.matcher.features import N_CANDIDATES
 from indexing.matcher.labelled import LabelledError, read_labelled
-from indexing.matcher.model import DECISIONS, SHAPES, user_registry, write_entry
+from indexing.matcher.model import RULES, SHAPES, user_registry, write_entry
 from indexing.settings import Settings
 
 HEADLINE = {"paraphrase": "source_realised", "loose": "source_realised", "hard_negative": "any_realised",
-            "vague": "any_realised"}
+            "method_swap": "any_realised", "vague": "any_realised"}
+RULE = "problem_and_method"
 
 
 @dataclass
@@ -46,38 +47,54 @@ def load_corpus(settings: Settings, embedder: Embedder, progress=None) -> Corpus
                           "(`hindsight ingest`)")
     vectors, embedded = embed_with_cache(embedder, [join(embedder, r.title, r.abstract) for r in rows],
                                          db_path=settings.db_path, batch_size=settings.batch_size, progress=progress)
-    return Corpus(rows, ArrayCorpus(vectors, build_lexical([r.title for r in rows], [r.abstract for r in rows])),
-                  embedded)
+    titles = [r.title for r in rows]
+    return Corpus(rows, ArrayCorpus(vectors, build_lexical(titles, [r.abstract for r in rows]), titles), embedded)
 
 
-def labelled_ideas(path: Path, embedder: Embedder, position: dict[str, int]) -> tuple[list[cal.Labelled], list]:
-    """The file's ideas whose source is in the corpus (the others are returned as skipped), with their folds."""
-    ideas, families, skipped = [], [], []
-    for rec in read_labelled(path, kinds=cal.KINDS, sourceless=cal.NONE_KINDS):
-        if rec.source and rec.source not in position:
-            skipped.append({"line": rec.line, "id": rec.id, "source_paper_id": rec.source})
-            continue
-        families.append(rec.fold or cal.venue_family(rec.venue))
-        ideas.append(cal.Labelled(id=rec.id, kind=str(rec.kind), facets=rec.facets(embedder),
-                                  source=position[rec.source] if rec.source else None, fold="", line=rec.line))
-    for idea, fold in zip(ideas, cal.assign_folds(families)):
-        idea.fold = fold
-    if len({i.fold for i in ideas}) < 2:
-        raise LabelledError(f"{path}: leave-one-venue-out needs ideas from at least two venues (source_venue or "
-                            "fold)")
-    return ideas, skipped
+def labelled_ideas(paths: Sequence[Path], embedder: Embedder,
+                   position: dict[str, int]) -> tuple[list[cal.Labelled], list]:
+    """The files' ideas whose source is in the corpus (the others are returned as skipped), with their folds (the
+    field: `fold`, else the venue family), plus a method swap per realised idea (calibrate.method_swaps)."""
+    ideas, skipped = [], []
+    for path in paths:
+        families, mine = [], []
+        for rec in read_labelled(path, kinds=cal.KINDS - cal.SWAP_KINDS, sourceless=cal.NONE_KINDS):
+            if rec.source and rec.source not in position:
+                skipped.append({"file": path.name, "line": rec.line, "id": rec.id, "source_paper_id": rec.source})
+                continue
+            families.append(rec.fold or cal.venue_family(rec.venue))
+            mine.append(cal.Labelled(id=rec.id, kind=str(rec.kind), facets=rec.facets(embedder),
+                                     source=position[rec.source] if rec.source else None, fold="", line=rec.line,
+                                     style=rec.style))
+        for idea, fold in zip(mine, cal.assign_folds(families)):  # a file's vague ideas go to its own fields
+            idea.fold = fold
+        ideas += mine
+    if len({i.fold for i in ideas}) < 3:
+        raise LabelledError(f"{', '.join(p.name for p in paths)}: leave-one-field-out needs ideas from at least three "
+                            "fields (source_venue or fold), so that every fit sees two")
+    return ideas + cal.method_swaps(ideas), skipped
 
 
-def fit_shape(st: cal.Stacked, shape: str, target: float) -> tuple[dict, dict]:
-    """The shape's final models (as registry dicts) and its out-of-fold figures, curves and fold thresholds."""
-    models, probs, fold_t = {}, {}, {}
-    for d in DECISIONS:
-        probs[d], fold_t[d] = cal.nested_oof(st, d, shape, target)
-        models[d] = cal.fit_final(st, d, shape, target)[0].as_dict()
-    hybrid = summarise(cal.outcomes(st, probs["realised"], probs["direction"], fold_t["realised"],
-                                    fold_t["direction"]))
-    return models, {"hybrid": hybrid, "fold_thresholds": fold_t,
-                    "curves": {d: cal.decision_curve(st, probs[d], d) for d in DECISIONS}}
+def fit_shape(st: cal.Stacked, shape: str, target: float, resamples: int = 2000) -> tuple[dict, dict]:
+    """The shape's final models (as registry dicts) and its nested out-of-fold figures (overall, per field, per
+    style), curves and fold thresholds."""
+    probs, fold_t = cal.nested_oof(st, shape, target)
+    final, _ = cal.fit_final(st, shape, target)
+    outcomes = cal.outcomes(st, probs, fold_t)
+    return {m: v.as_dict() for m, v in final.items()}, {
+        "hybrid": summarise(outcomes, resamples=resamples),
+        "per_field": grouped(st, outcomes, lambda i: i.fold, resamples),
+        "per_style": grouped(st, outcomes, lambda i: i.style, resamples),
+        "fold_thresholds": fold_t,
+        "curves": {d: cal.decision_curve(st, probs, d) for d in ("realised", "direction")}}
+
+
+def grouped(st: cal.Stacked, outcomes: list, key: Callable, resamples: int) -> dict:
+    groups: dict[str, list] = {}
+    for idea, o in zip(st.ideas, outcomes):
+        if key(idea):
+            groups.setdefault(str(key(idea)), []).append(o)
+    return {g: summarise(os, resamples=resamples) for g, os in sorted(groups.items())}
 
 
 def baselines(st: cal.Stacked, dense_theta: float, target: float) -> tuple[dict, dict, dict]:
@@ -110,7 +127,7 @@ def headline(summary: dict) -> dict:
     return {k: round(summary[k][m]["value"], 4) for k, m in HEADLINE.items() if k in summary and m in summary[k]}
 
 
-def fit_hybrid(*, pairs: Path, settings: Settings, embedder: Embedder, target: float, registry: Path | None,
+def fit_hybrid(*, pairs: Sequence[Path], settings: Settings, embedder: Embedder, target: float, registry: Path | None,
                report: Path | None = None, candidates: int = N_CANDIDATES, progress: Callable | None = None) -> dict:
     """Fit, judge and write the registry entry (naming the report that will come with it); returns {registry,
     entry, out_of_fold, skipped, idea_theta, papers_embedded_now, stacks}."""
@@ -122,18 +139,20 @@ def fit_hybrid(*, pairs: Path, settings: Settings, embedder: Embedder, target: f
 
     stacks = {shape: cal.Stacked.of(ideas, cal.build_candidates(ideas, corpus.corpus, encode, n=candidates,
                                                                 text_only=shape == "text")) for shape in SHAPES}
-    decisions: dict = {d: {} for d in DECISIONS}
+    decisions: dict = {m: {} for m in RULES[RULE]}
     oof: dict = {}
     for shape in SHAPES:
         models, oof[shape] = fit_shape(stacks[shape], shape, target)
-        for d in DECISIONS:
-            decisions[d][shape] = models[d]
+        for m in RULES[RULE]:
+            decisions[m][shape] = models[m]
     figures, bm25_t, idea_theta = baselines(stacks["facets"], embedder.theta, target)
     oof["facets"].update(figures)
     entry = {
         "model": embedder.key, "model_id": embedder.model_id, "revision": embedder.revision,
         "candidates": candidates, "target_false_match": target, "C": cal.C, "class_weight": cal.CLASS_WEIGHT,
-        "floor": cal.FLOOR, "decisions": decisions, "pairs_file": pairs.name, "ideas": len(ideas),
+        "floor": cal.FLOOR, "direction_target": cal.DIRECTION_TARGET, "rule": RULE, "decisions": decisions,
+        "pairs_file": ", ".join(p.name for p in pairs),
+        "ideas": len(ideas),
         "kinds": {k: sum(i.kind == k for i in ideas) for k in sorted({i.kind for i in ideas})},
         "papers": len(corpus.rows), "folds": sorted({i.fold for i in ideas}),
         "baselines": {"bm25_whole_threshold": round(float(np.median(list(bm25_t.values()))), 6),

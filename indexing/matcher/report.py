@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from indexing.matcher.model import DECISIONS, SHAPES, registry_name
+from indexing.matcher.model import DECISIONS, RULES, SHAPES, registry_name
 
 MEASURES = ("recall@1", "recall@20", "source_realised", "any_realised", "source_direction", "any_direction")
 BASELINES = ("dense", "bm25", "dense_idea_theta")
@@ -30,10 +30,11 @@ def plot_curves(png: Path, result: dict) -> None:
             for key in curve[0]:
                 if key != "threshold":
                     ax.plot(t, [p[key] for p in curve], label=key, linestyle="-" if key.endswith("source") else "--")
-            ax.axvline(e["decisions"][d][shape]["threshold"], color="grey", linestyle=":",
-                       label=f"threshold {e['decisions'][d][shape]['threshold']:.3f}")
+            if d in e["decisions"]:
+                ax.axvline(e["decisions"][d][shape]["threshold"], color="grey", linestyle=":",
+                           label=f"threshold {e['decisions'][d][shape]['threshold']:.3f}")
             ax.set_title(f"{d}, {shape} ideas (out-of-fold)", fontsize=9)
-            ax.set_xlabel(f"p_{d} threshold")
+            ax.set_xlabel("p_direction threshold" if d == "direction" else "p_direction * p_method")
             ax.set_ylim(-0.02, 1.02)
             ax.legend(fontsize=7)
     fig.tight_layout()
@@ -43,22 +44,31 @@ def plot_curves(png: Path, result: dict) -> None:
 
 def method_section(e: dict) -> list[str]:
     return ["## Method", "",
-            f"* Candidates: dense top-{e['candidates']} and BM25 top-{e['candidates']} of the whole idea, merged.",
-            "* Folds: leave one venue family out (" + ", ".join(e["folds"]) + "); vague ideas, which have no venue, "
-            "are dealt round-robin over the folds. Figures below are nested out-of-fold: for each held-out family "
-            "the model is fitted on the other three and its threshold picked on their inner leave-one-out "
-            "predictions.",
-            f"* Model: standardised logistic regression, L2 with C = {e['C']}, unweighted classes. Threshold: the "
-            f"smallest probability >= {e['floor']} at which every negative kind's any-match rate is <= "
-            f"{e['target_false_match']:.0%} (realised: hard negatives and vague ideas; direction: vague ideas).",
-            "* Text-only ideas (`text` instead of problem + method, or an empty facet) use separate models fitted on "
-            "the same ideas with problem and method joined into one text; they have only whole-idea features.", ""]
+            "* Realised = the paper works on the idea's problem AND uses its method: two calibrated models, "
+            "`direction` (the idea's problem against the paper) and `method` (its method against the paper); a "
+            "match is a direction match when p_direction >= its threshold and realised when, in addition, "
+            "p_method >= its threshold. Realised implies direction by construction. Matches rank by p_realised = "
+            "p_direction * p_method.",
+            f"* Candidates: dense and BM25 top-{e['candidates']} of the whole idea and of its problem, merged.",
+            "* Negatives: hard negatives (same problem, another method), vague ideas, and method swaps made in code "
+            "from the labelled set (the problem of idea i with the method of another idea of the same field: its "
+            "direction paper is i's source, the paper that has its method is j's, on another problem).",
+            "* Fields: leave one field out (" + ", ".join(e["folds"]) + "); vague ideas, which have no venue, are "
+            "dealt round-robin over their file's fields. Figures below are nested out-of-fold: for each held-out "
+            "field the models are fitted on the others and the thresholds picked on their inner leave-one-field-out "
+            "predictions (every fit sees at least two fields).",
+            f"* Models: standardised logistic regression, L2 with C = {e['C']}. Thresholds: direction's is the "
+            f"smallest probability at which at most {e.get('direction_target', e['target_false_match']):.0%} of vague "
+            "ideas match anything; method's, given it, the smallest at which hard negatives, method swaps and vague "
+            f"ideas each realise anything for at most {e['target_false_match']:.0%} of their ideas.",
+            "* Text-only ideas (`text` instead of problem + method) use models fitted on the same ideas with problem "
+            "and method joined into one text; they have only whole-idea features.", ""]
 
 
 def weights_section(e: dict) -> list[str]:
     lines = ["## Chosen thresholds and weights", "",
              "Weights are per standardised feature (value minus mean, over scale); positive favours a match.", ""]
-    for d in DECISIONS:
+    for d in RULES[e.get("rule", "realised_model")]:
         for shape in SHAPES:
             m = e["decisions"][d][shape]
             lines += [f"**{d}, {shape}**: threshold **{m['threshold']:.4f}**, intercept {m['intercept']:.3f}", "",
@@ -69,21 +79,34 @@ def weights_section(e: dict) -> list[str]:
     return lines
 
 
+def kind_table(summary_of: dict, columns: dict[str, str]) -> list[str]:
+    """Rows kind x measure, one column per named summary ({kind: {measure: interval}})."""
+    lines = ["| kind | measure | " + " | ".join(columns.values()) + " |", "|---|---|" + "---|" * len(columns)]
+    first = next(iter(summary_of.values()))
+    for kind, summary in first.items():
+        for m in MEASURES:
+            if m in summary:
+                cells = [fmt(summary_of[c][kind][m]) if kind in summary_of.get(c, {}) and m in summary_of[c][kind]
+                         else "-" for c in columns]
+                lines.append(f"| {kind} | {m} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def figures_section(shape: str, o: dict) -> list[str]:
     lines = [f"## Out-of-fold figures, {shape} ideas", "",
-             "Rates with 95% bootstrap intervals over ideas. Bounds: paraphrase source realised >= 0.85, loose "
-             ">= 0.65, hard negatives and vague ideas matching anything <= 0.10 and <= 0.05.", "",
-             "| kind | measure | hybrid | dense-only (theta) | BM25-only | dense at idea theta |",
-             "|---|---|---|---|---|---|"]
-    for kind, summary in o["hybrid"].items():
-        for m in MEASURES:
-            if m not in summary:
-                continue
-            cells = [fmt(summary[m])] + [fmt(o[b][kind][m]) if b in o and kind in o[b] and m in o[b][kind] else "-"
-                                         for b in BASELINES]
-            lines.append(f"| {kind} | {m} | " + " | ".join(cells) + " |")
-    return lines + ["", "Per-fold thresholds (picked without the fold): " + "; ".join(
-        f"{d}: " + ", ".join(f"{f} {t:.3f}" for f, t in o["fold_thresholds"][d].items()) for d in DECISIONS), ""]
+             "Rates with 95% bootstrap intervals over ideas. Bounds (issue 18): faithful (paraphrase) source "
+             "realised >= 0.85, loose >= 0.70; anything realised <= 0.10 for hard negatives and method swaps, "
+             "<= 0.05 for vague ideas; the source a direction match >= 0.90 for paraphrase, loose and hard "
+             "negatives.", ""]
+    lines += kind_table(o, {"hybrid": "hybrid", "dense": "dense-only (theta)", "bm25": "BM25-only",
+                            "dense_idea_theta": "dense at idea theta"})
+    for title, groups in (("field", o.get("per_field", {})), ("style", o.get("per_style", {}))):
+        if groups:
+            lines += ["", f"Hybrid, per {title} (each judged by models that never saw it" +
+                      (")" if title == "field" else "'s field)") + ":", ""]
+            lines += kind_table(groups, {g: g for g in groups})
+    return lines + ["", "Per-field thresholds (picked without the field): " + "; ".join(
+        f"{f}: " + ", ".join(f"{m} {t:.3f}" for m, t in ts.items()) for f, ts in o["fold_thresholds"].items()), ""]
 
 
 def theta_section(e: dict, t: dict, png: str) -> list[str]:

@@ -37,9 +37,10 @@ def _day(value: str | None, option: str) -> date | None:
         fail(f"{option}: {value.strip()[:40]!a} is not a date (YYYY-MM-DD)")
 
 
-def calibrate(pairs: Path = typer.Option(..., "--pairs", exists=True, dir_okay=False,
-                                         help="Positive pairs: JSONL/JSON/CSV of {id, text | problem+method, "
-                                              "paper_id | paper_ids}."),
+def calibrate(pairs: list[Path] = typer.Option(..., "--pairs", exists=True, dir_okay=False,
+                                               help="Positive pairs: JSONL/JSON/CSV of {id, text | problem+method, "
+                                                    "paper_id | paper_ids}; with --matcher hybrid, labelled ideas "
+                                                    "(repeatable: one file per field, or fields in `fold`)."),
               target_precision: float = typer.Option(0.9, min=0.0, max=1.0, help="Precision the theta must reach."),
               model: str = typer.Option(None, help="Embedder to calibrate (default HINDSIGHT_MODEL)."),
               top_k: int = typer.Option(None, help="Papers retrieved per idea (default HINDSIGHT_TOP_K, 20)."),
@@ -79,7 +80,9 @@ def calibrate(pairs: Path = typer.Option(..., "--pairs", exists=True, dir_okay=F
                                  settings=settings, model=model, json_out=json_out)
             return
         embedder = load_embedder(model or settings.model, settings)
-        ideas = pool_by_id(read_labelled(pairs, require_paper=True))
+        if len(pairs) != 1:
+            fail("--matcher dense takes one --pairs file")
+        ideas = pool_by_id(read_labelled(pairs[0], require_paper=True))
         with progress_bars(not json_out) as bars:
             result = cal.calibrate_dense(ideas, embedder=embedder, settings=settings, top_k=top_k or settings.top_k,
                                          target_precision=target_precision, paper_text=paper_text, start=start,
@@ -89,7 +92,7 @@ def calibrate(pairs: Path = typer.Option(..., "--pairs", exists=True, dir_okay=F
         fail(str(exc), 1)
     except ValueError as exc:
         fail(str(exc))
-    report_out = {**result.report, "pairs_file": str(pairs)}
+    report_out = {**result.report, "pairs_file": str(pairs[0])}
     if csv_out:
         cal.write_curve_csv(csv_out, report_out["curve"])
     if plot:
@@ -99,7 +102,7 @@ def calibrate(pairs: Path = typer.Option(..., "--pairs", exists=True, dir_okay=F
         if result.pick is None:
             fail(f"no theta reaches precision {target_precision}; nothing written", 1)
         path = registry or user_registry(settings.home)
-        entry = cal.theta_entry(result, pairs_file=pairs.name)
+        entry = cal.theta_entry(result, pairs_file=pairs[0].name)
         write_entry(path, embedder.key, entry)
         report_out["written"] = {"registry": str(path), **entry}
     if json_out:

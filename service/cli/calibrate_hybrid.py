@@ -13,7 +13,7 @@ from indexing.settings import Settings
 from service.cli.common import console, fail, print_json, progress_bars
 
 
-def run(*, pairs: Path, target: float, registry: Path | None, report: Path | None, settings: Settings,
+def run(*, pairs: list[Path], target: float, registry: Path | None, report: Path | None, settings: Settings,
         model: str | None, json_out: bool) -> None:
     embedder = load_embedder(model or settings.model, settings)
     with progress_bars(not json_out) as bars:
