@@ -118,13 +118,15 @@ def test_calibrate_hybrid_writes_registry_report_and_the_next_build_uses_it(tiny
     assert out["registry"] == str(settings.home / "matchers" / "minilm-hybrid.json")
     (revision, stored), = read_registry(out["registry"]).items()
     assert revision == entry["revision"] and stored["version"] == entry["version"]
-    assert entry["folds"] == ["aaa", "bbb", "ccc"] and entry["kinds"] == {"hard_negative": 6, "paraphrase": 18,
-                                                                         "vague": 6}
-    for decision in ("realised", "direction"):
+    assert entry["folds"] == ["aaa", "bbb", "ccc"] and entry["rule"] == "problem_and_method"
+    # a method swap per paraphrase: its problem with the next paraphrase's method, within its field
+    assert entry["kinds"] == {"hard_negative": 6, "method_swap": 18, "paraphrase": 18, "vague": 6}
+    for model_name in ("direction", "method"):
         for shape in ("facets", "text"):
-            model = entry["decisions"][decision][shape]
-            assert 0.5 <= model["threshold"] <= 1 and len(model["coef"]) == len(model["features"])
-    assert set(out["out_of_fold"]["facets"]["fold_thresholds"]["realised"]) == {"aaa", "bbb", "ccc"}
+            model = entry["decisions"][model_name][shape]
+            assert 0 <= model["threshold"] <= 1 and len(model["coef"]) == len(model["features"])
+    assert set(out["out_of_fold"]["facets"]["fold_thresholds"]) == {"aaa", "bbb", "ccc"}
+    assert set(out["out_of_fold"]["facets"]["per_field"]) == {"aaa", "bbb", "ccc"}
     text = report.read_text()
     assert "## Chosen thresholds and weights" in text and "idea-shaped pairs" in text
     assert report.with_suffix(".png").stat().st_size > 10_000 and json.loads(report.with_suffix(".json").read_text())

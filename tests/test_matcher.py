@@ -226,9 +226,16 @@ def test_defaults_per_model(settings, minilm):
 
     block = matcher_manifest(settings, Specter2Like(), None)
     assert block["default"] == "dense" and block["dense"]["theta"] == 0.96 and block["hybrid"] is None
+    # the shipped fit is the default backend's (bf16); the fp32 torch backend uses it and the manifest says so
     block = matcher_manifest(settings, minilm, None)
-    assert block["default"] == "hybrid" and block["hybrid"]["fitted_on_revision"] == minilm.revision
-    assert "warning" not in block
+    assert block["default"] == "hybrid" and block["hybrid"]["fitted_on_revision"] == minilm.revision + "-bf16"
+    assert "fitted on revision" in block["warning"]
+
+    class Bf16Like:
+        key, revision, theta = "minilm", minilm.revision + "-bf16", 0.75
+
+    block = matcher_manifest(settings, Bf16Like(), None)
+    assert block["hybrid"]["fitted_on_revision"] == Bf16Like.revision and "warning" not in block
 
 
 def test_a_known_method_on_another_problem_is_not_realised_by_its_paper(home, server_factory):

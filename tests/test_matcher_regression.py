@@ -26,9 +26,9 @@ pytestmark = [pytest.mark.shared, pytest.mark.skipif(not DEV.exists() or not PAP
 
 # nested leave-one-field-out on the dev set alone (bf16 MiniLM, 2026-12-01); (kind, measure): recorded value
 RECORDED = {
-    ("paraphrase", "source_realised"): 0.875, ("loose", "source_realised"): 0.55,
-    ("paraphrase", "source_direction"): 0.925, ("loose", "source_direction"): 0.65,
-    ("hard_negative", "source_direction"): 0.80, ("method_swap", "source_direction"): 0.78,
+    ("paraphrase", "source_realised"): 0.925, ("loose", "source_realised"): 0.55,
+    ("paraphrase", "source_direction"): 0.95, ("loose", "source_direction"): 0.65,
+    ("hard_negative", "source_direction"): 0.80, ("method_swap", "source_direction"): 0.76,
     ("paraphrase", "recall@1"): 1.0, ("loose", "recall@1"): 1.0,
 }
 # at most these (anything realised)
