@@ -43,8 +43,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(home: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
+def start_server(home: Path, port: int = 0) -> tuple[subprocess.Popen, str]:
+    port = port or free_port()
     env = {**os.environ, "HINDSIGHT_HOME": str(home)}
     env.pop("HINDSIGHT_ADMIN_TOKEN", None)
     proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory", "--host",
@@ -77,6 +77,7 @@ def main() -> None:
     parser.add_argument("--batches", type=int, nargs="*", default=[1, 8, 32])
     parser.add_argument("--large", type=int, default=256, help="ideas in the batch scored during the health check")
     parser.add_argument("--single", type=int, default=60, help="one-idea requests per matcher")
+    parser.add_argument("--port", type=int, default=0, help="the server's loopback port (default: a free one)")
     args = parser.parse_args()
 
     from indexing.build import build_index
@@ -119,7 +120,7 @@ def main() -> None:
                 store_scores(session, system="bench", label=run, ideas=req, results=results,
                              context=context_of(loaded, settings.top_k))
 
-        proc, url = start_server(home)
+        proc, url = start_server(home, args.port)
         try:
             client = httpx.Client(base_url=url, timeout=600)
             client.post("/v1/score", json={"system": "warm", "ideas": [{"id": "w", **pool[0]}]}).raise_for_status()

@@ -61,18 +61,28 @@ def near_copies(vecs: np.ndarray, titles: Sequence[str] | None = None) -> np.nda
     """Boolean matrix: candidate i and j are near-copies (i == j included)."""
     same = (vecs @ vecs.T) >= NEAR_COPY
     if titles is not None:
-        keys = np.array([" ".join((t or "").lower().split()) for t in titles], dtype=object)
-        same |= (keys[:, None] == keys[None, :]) & (keys[:, None] != "")
+        ids: dict[str, int] = {}
+        keys = np.array([ids.setdefault(k, len(ids)) if k else -1 - i
+                         for i, k in enumerate(" ".join((t or "").lower().split()) for t in titles)])
+        same |= keys[:, None] == keys[None, :]
     np.fill_diagonal(same, True)
     return same
 
 
-def margin(values: np.ndarray, copies: np.ndarray) -> np.ndarray:
+def margin(values: np.ndarray, copies: np.ndarray, look: int = 8) -> np.ndarray:
     """value minus the best value among the candidates that are not near-copies of it (0 when there is none)."""
-    if len(values) < 2:
+    n = len(values)
+    if n < 2:
         return np.zeros_like(values)
-    others = np.where(copies, -np.inf, values[None, :]).max(axis=1)
-    return np.where(np.isfinite(others), values - others, 0.0)
+    top = np.argsort(-values, kind="stable")[:min(n, look)]
+    free = ~copies[:, top]  # per candidate: which of the leaders are other papers
+    first = free.argmax(axis=1)
+    found = free[np.arange(n), first]
+    out = values - values[top[first]]
+    if not found.all():  # the leaders are all its copies: look at everyone
+        others = np.where(copies, -np.inf, values[None, :]).max(axis=1)
+        out = np.where(found, out, np.where(np.isfinite(others), values - others, 0.0))
+    return out
 
 
 def _z(values: np.ndarray) -> np.ndarray:

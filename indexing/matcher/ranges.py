@@ -14,7 +14,7 @@ from indexing.lexical import STOPWORDS, TOKEN, words
 from indexing.matcher.facets import IdeaFacets
 
 DIRECTION_ONLY = "judged for direction only: this idea cannot be realised (see the warnings above)"
-MIN_WORDS = 8  # content words (stop words left out) an idea needs before it can be realised
+MIN_WORDS = 8  # distinct content words (stop words left out) an idea needs before it can be realised
 ENGLISH_STOPWORD_SHARE = 0.2  # English prose runs at 35-50% stop words; German, French, Spanish at under 10%
 MIN_WORDS_FOR_LANGUAGE = 12
 LATIN = re.compile(r"[A-Za-z]")
@@ -55,9 +55,10 @@ def check(idea: IdeaFacets, *, token_counts: dict[str, int] | None = None, max_t
         out.cap("no method given")
     elif given == "method":
         out.cap("no problem given")
-    n_words = len(words(text))
+    n_words = len(set(words(text)))
     if n_words < MIN_WORDS:
-        out.cap(f"very short ({n_words} content words; a title or a phrase cannot carry a problem and a method)")
+        out.cap(f"very short ({n_words} distinct content words; a title or a phrase cannot carry a problem and a "
+                "method)")
     if not english(text):
         out.cap("not English (the embedder and BM25 are English-only)")
     if token_counts and max_tokens:
