@@ -84,8 +84,8 @@ def main() -> None:
     from indexing.db import migrate, session_scope
     from indexing.ingest import ingest_path
     from indexing.settings import Settings
-    from service.schemas import IdeaIn
     from service.matching import score_ideas
+    from service.schemas import IdeaIn
     from service.scoring import context_of, store_scores
     from service.state import IndexHolder
 
