@@ -10,12 +10,22 @@ The null distribution is the cosines of random (idea, non-positive paper) pairs:
 a threshold from one model to another (`theta_at_null_percentile`).
 """
 
+import csv
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from datetime import date
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
 from sklearn.metrics import average_precision_score, precision_recall_curve
+from sqlalchemy import select
+
+from indexing.build import embed_with_cache
+from indexing.db import session_scope
+from indexing.embedders import join
+from indexing.models import Paper
+from indexing.vectorindex.faiss_index import FaissIndex
 
 Hits = Sequence[Sequence[tuple[str, float]]]  # per idea: (paper id, cosine), best first
 MISSED = -2.0  # score given to a positive outside the top-k: below any cosine, so never "matched"
@@ -187,3 +197,142 @@ def evaluate_retrieval(sources: Sequence[str | None], hits: Hits, theta: float, 
         tops = [hits[i][0][1] for i in without if hits[i]]
         out["no_source_top1_cosine_median"] = float(np.median(tops)) if tops else None
     return out
+
+
+# --- theta from positive (idea, paper) pairs over the ingested corpus: `hindsight calibrate` (dense) ---
+
+PAPER_TEXTS = ("title+abstract", "abstract")
+
+
+def papers_in_db(db_path: Path, start: date | None = None, end: date | None = None) -> list:
+    """(paper_id, title, abstract) rows of the ingested papers in database order, optionally by date."""
+    with session_scope(db_path) as session:
+        query = select(Paper.paper_id, Paper.title, Paper.abstract).order_by(Paper.pk)
+        if start:
+            query = query.where(Paper.publication_date >= start)
+        if end:
+            query = query.where(Paper.publication_date <= end)
+        return list(session.execute(query).all())
+
+
+@dataclass
+class DenseCalibration:
+    report: dict
+    curve: list[CurvePoint]
+    pick: CurvePoint | None
+    null: np.ndarray | None
+
+
+def calibrate_dense(ideas: Sequence, *, embedder, settings, top_k: int, target_precision: float,
+                    paper_text: str = "title+abstract", start: date | None = None, end: date | None = None,
+                    step: float = 0.01, null: bool = False, null_sample: int = 1_000_000,
+                    thetas: Sequence[float] = (), progress=None) -> DenseCalibration:
+    """The theta reaching the target precision with the highest recall over labelled ideas (indexing.matcher.
+    labelled, pooled by id) against every ingested paper (in the date range); LookupError when nothing is usable."""
+    if paper_text not in PAPER_TEXTS:
+        raise ValueError(f"--paper-text must be {' or '.join(PAPER_TEXTS)}")
+    rows = papers_in_db(settings.db_path, start, end)
+    skipped_empty = 0
+    if paper_text == "abstract":
+        skipped_empty = sum(1 for r in rows if not (r.abstract or "").strip())
+        rows = [r for r in rows if (r.abstract or "").strip()]
+    if not rows:
+        raise LookupError("no papers in the database (in the date range): ingest the corpus first with "
+                          "`hindsight ingest`")
+    row_of = {r.paper_id: i for i, r in enumerate(rows)}
+    unresolved = [(i.line, p) for i in ideas for p in i.papers if p not in row_of]
+    usable = [i for i in ideas if any(p in row_of for p in i.papers)]
+    if not usable:
+        raise LookupError(f"none of the {len(ideas)} ideas names a paper in the corpus (e.g. line "
+                          f"{unresolved[0][0]}: {unresolved[0][1]!r}); check the paper ids against `hindsight "
+                          "ingest`ed papers")
+    texts = [r.abstract.strip() if paper_text == "abstract" else join(embedder, r.title, r.abstract) for r in rows]
+    k = min(top_k, len(rows))
+    paper_vecs, embedded = embed_with_cache(embedder, texts, db_path=settings.db_path,
+                                            batch_size=settings.batch_size, progress=progress)
+    if progress:
+        progress("ideas", 0, len(usable))
+    idea_vecs = embedder.encode([i.facets(embedder).whole for i in usable], batch_size=settings.batch_size,
+                                progress=(lambda n: progress("ideas", n, len(usable))) if progress else None)
+    index = FaissIndex.create(embedder.dim, factory="IDMap2,Flat")
+    index.add(paper_vecs, np.arange(len(rows), dtype=np.int64))
+    sims, ids = index.search(idea_vecs, k)
+    hits = [[(rows[j].paper_id, float(s)) for s, j in zip(srow, irow) if j >= 0] for srow, irow in zip(sims, ids)]
+    positives = [{p for p in i.papers if p in row_of} for i in usable]
+    curve = pr_curve(positives, hits, theta_grid(0.0, 1.0, step))
+    pick = pick_theta(curve, target_precision)
+    report: dict = {
+        "model": embedder.key, "model_id": embedder.model_id, "revision": embedder.revision,
+        "current_theta": embedder.theta, "target_precision": target_precision, "top_k": k,
+        "paper_text": paper_text,
+        "counts": {"ideas": len(ideas), "ideas_used": len(usable), "positives": sum(map(len, positives)),
+                   "unresolved_paper_ids": len(unresolved), "papers": len(rows),
+                   "papers_skipped_empty_abstract": skipped_empty, "papers_embedded_now": embedded},
+        "unresolved_examples": [{"line": n, "paper_id": p} for n, p in unresolved[:5]],
+        "picked": pick.as_dict() if pick else None, "exact": exact_pick(positives, hits, target_precision),
+        "at_thetas": [p.as_dict() for p in pr_curve(positives, hits, sorted({embedder.theta, *thetas}))],
+        "curve": [p.as_dict() for p in curve],
+    }
+    null_cos = None
+    if null:
+        null_rows = [{row_of[p] for p in i.papers if p in row_of} for i in usable]
+        null_cos = null_cosines(idea_vecs, paper_vecs, null_rows, sample=null_sample)
+        report["null"] = null_summary(null_cos, sorted({embedder.theta, *thetas, *([pick.theta] if pick else [])}))
+    return DenseCalibration(report, curve, pick, null_cos)
+
+
+def theta_entry(cal: DenseCalibration, *, pairs_file: str) -> dict:
+    """The thetas registry entry for a calibration's pick (which must exist)."""
+    r, pick = cal.report, cal.pick
+    assert pick is not None
+    entry = {"theta": pick.theta, "model_id": r["model_id"], "revision": r["revision"],
+             "target_precision": r["target_precision"], "precision": round(pick.precision, 4),
+             "recall": round(pick.recall, 4), "f1": round(pick.f1, 4), "pairs": r["counts"]["ideas_used"],
+             "top_k": r["top_k"], "paper_text": r["paper_text"], "pairs_file": pairs_file}
+    if cal.null is not None:
+        entry["null_percentile"] = round(null_percentile(cal.null, pick.theta), 4)
+    return entry
+
+
+def write_curve_csv(path: Path, curve: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(curve[0]))
+        writer.writeheader()
+        writer.writerows(curve)
+
+
+def plot_curve(path: Path, cal: DenseCalibration, title: str) -> None:
+    """Precision / recall / F1 against theta, and the null distribution beside it when there is one."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curve, pick, null = cal.curve, cal.pick, cal.null
+    panels = 2 if null is not None else 1
+    fig, axes = plt.subplots(1, panels, figsize=(6.5 * panels, 4.2), squeeze=False)
+    ax = axes[0][0]
+    t = [p.theta for p in curve]
+    ax.plot(t, [p.precision for p in curve], label="precision")
+    ax.plot(t, [p.recall for p in curve], label="recall")
+    ax.plot(t, [p.f1 for p in curve], label="F1", linestyle="--")
+    if pick:
+        ax.axvline(pick.theta, color="grey", linestyle=":", label=f"picked theta {pick.theta:.2f}")
+    ax.set_xlabel("theta (cosine)")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    if null is not None:
+        ax2 = axes[0][1]
+        ax2.hist(null, bins=100, density=True, color="tab:grey", alpha=0.8)
+        if pick:
+            ax2.axvline(pick.theta, color="tab:red", linestyle=":",
+                        label=f"theta {pick.theta:.2f}: percentile {null_percentile(null, pick.theta):.4f}")
+            ax2.legend(fontsize=8)
+        ax2.set_xlabel("cosine of random idea-paper pairs (null)")
+        ax2.set_title(f"null distribution, {len(null):,} pairs", fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

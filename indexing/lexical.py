@@ -178,3 +178,52 @@ def load_lexical(folder: Path, n_papers: int) -> LexicalIndex:
     if not ok:
         raise LexicalDamaged(f"lexical index does not fit the {n_papers} papers of this version")
     return LexicalIndex(bm25=retriever, abstracts=abstracts)
+
+
+@dataclass
+class WindowLexical:
+    """BM25 over the papers at positions [lo, hi) alone (their idf, their average length), answering in the
+    positions of the whole version: a window of a wide version scores as a version built for the window."""
+
+    inner: LexicalIndex
+    lo: int
+    hi: int
+    n_all: int
+    abstracts: list[str]  # the whole version's, by position
+
+    @classmethod
+    def of(cls, full: LexicalIndex, titles: list[str], lo: int, hi: int) -> "WindowLexical":
+        return cls(build_lexical(titles, full.abstracts[lo:hi]), lo, hi, full.n_docs, full.abstracts)
+
+    @property
+    def n_docs(self) -> int:
+        return self.n_all
+
+    @property
+    def bm25(self) -> bm25s.BM25:
+        return self.inner.bm25
+
+    @property
+    def idf(self) -> np.ndarray:
+        return self.inner.idf
+
+    @property
+    def oov_idf(self) -> float:
+        return self.inner.oov_idf
+
+    def query(self, text: str) -> Query:
+        return self.inner.query(text)
+
+    def _spread(self, part: np.ndarray, allowed: tuple[int, int] | None) -> np.ndarray:
+        out = np.zeros(self.n_all, dtype=np.float32)
+        out[self.lo:self.hi] = part
+        if allowed is not None:
+            out[:max(0, allowed[0])] = 0
+            out[max(0, allowed[1]):] = 0
+        return out
+
+    def scores(self, query: Query, allowed: tuple[int, int] | None = None) -> np.ndarray:
+        return self._spread(self.inner.scores(query), allowed)
+
+    def normalised(self, query: Query, allowed: tuple[int, int] | None = None) -> np.ndarray:
+        return self._spread(self.inner.normalised(query), allowed)

@@ -6,12 +6,14 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import date
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 import orjson
 
 from indexing.lexical import LexicalDamaged, LexicalIndex, load_lexical
+from indexing.matcher.corpus import IndexCorpus
 from indexing.matcher.model import HybridMatcher
 from indexing.vectorindex.base import IndexUnavailable, VectorIndex
 from indexing.vectorindex.factory import open_index
@@ -127,6 +129,11 @@ class LoadedIndex:
                                  "citation_max": self.manifest["impact"].get("citation_max"),
                                  "papers": len(self.rows)})
         return self.table.impacts(window)
+
+    @cached_property
+    def corpus(self) -> IndexCorpus:
+        """The matcher's view of this version (dense, stored vectors, BM25 by position), built on first use."""
+        return IndexCorpus(self)
 
     def position_of(self, vector_id: int) -> int:
         return int(vector_id) if self._position is None else self._position[int(vector_id)]

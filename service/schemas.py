@@ -91,6 +91,8 @@ class ScoreRequest(BaseModel):
 
 class EvidenceOut(BaseModel):
     sentence: str | None = Field(description="The abstract sentence closest to the idea's method (lexically).")
+    problem_sentence: str | None = Field(None, description="The abstract sentence closest to the idea's problem "
+                                                           "(answers only; not stored).")
     shared_terms: list[str] = Field(description="Words of the idea's method the paper also uses.")
 
 
@@ -106,6 +108,8 @@ class MatchOut(BaseModel):
     # hybrid matcher only
     p_realised: float | None = None
     p_direction: float | None = None
+    p_method: float | None = Field(None, description="Same method (problem_and_method rule: p_realised = "
+                                                     "p_direction * p_method).")
     realised: bool | None = None
     direction: bool | None = None
     evidence: EvidenceOut | None = None
@@ -122,6 +126,8 @@ class IdeaScoreOut(BaseModel):
     n_direction_matches: int | None = None
     shape: str | None = Field(None, description="facets (problem + method) or text (whole-text model).")
     origin: Origin | None = None
+    warnings: list[str] = Field(default_factory=list, description="Where the idea is outside what the matcher was "
+                                                                  "made for (docs/matching.md), and what follows.")
 
 
 class ScoringContext(BaseModel):

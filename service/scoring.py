@@ -1,4 +1,4 @@
-"""Scoring ideas against a loaded index version, and storing the scores under a run."""
+"""What a score was made with (its context), and storing scores under a run."""
 
 from datetime import date
 
@@ -6,19 +6,11 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
-from indexing.embedders import Embedder, join
+from indexing.matcher.decide import hybrid_of, matcher_of
 from indexing.models import Idea, Match, Run, Score, utcnow
 from indexing.versions import LoadedIndex
-from indexing.windows import Window
-from service.matching import hybrid_of, score_hybrid
-from service.schemas import IdeaIn, IdeaScoreOut, MatchOut, ScoringContext
+from service.schemas import IdeaIn, IdeaScoreOut, ScoringContext
 from service.systems import WindowPlan
-
-
-def matcher_of(loaded: LoadedIndex, asked: str | None = None) -> str:
-    """The matcher a request uses: the one asked for, else the version's default (dense for older versions)."""
-    block = loaded.manifest.get("matcher")
-    return asked or (block.get("default") if isinstance(block, dict) else None) or "dense"
 
 
 def context_of(loaded: LoadedIndex, top_k: int, plan: WindowPlan | None = None,
@@ -41,42 +33,6 @@ def context_of(loaded: LoadedIndex, top_k: int, plan: WindowPlan | None = None,
                           top_k=top_k, impact={**m["impact"], **loaded.window_impacts(window).stats},
                           built_window=m["window"], matcher=name, matcher_version=version, thresholds=thresholds,
                           **extra)
-
-
-def idea_text(embedder: Embedder, idea: IdeaIn) -> str:
-    return idea.text.strip() if idea.text else join(embedder, idea.problem or "", idea.method)
-
-
-def score_vectors(hits: list[tuple[dict, float]], theta: float) -> tuple[float, list[MatchOut]]:
-    """Idea score = max impact over the retrieved papers with cosine >= theta; 0 when none."""
-    matches = [MatchOut(paper_id=p["paper_id"], title=p["title"], venue=p["venue"], year=p["year"],
-                        citations=p["citations"], similarity=round(sim, 6), impact=p["impact"],
-                        above_threshold=sim >= theta) for p, sim in hits]
-    return max((m.impact for m in matches if m.above_threshold), default=0.0), matches
-
-
-def score_ideas(ideas: list[IdeaIn], *, loaded: LoadedIndex, embedder: Embedder, top_k: int,
-                window: Window | None = None, matcher: str | None = None) -> list[IdeaScoreOut]:
-    """Score ideas among the papers of the window (default: the built one), with that window's impacts, by the asked
-    matcher (default: the version's); MatcherUnavailable when hybrid cannot run here."""
-    if matcher_of(loaded, matcher) == "hybrid":
-        return score_hybrid(ideas, loaded=loaded, embedder=embedder, top_k=top_k, window=window)
-    vectors = embedder.encode([idea_text(embedder, i) for i in ideas])
-    return score_embedded(ideas, vectors, loaded=loaded, top_k=top_k, window=window)
-
-
-def score_embedded(ideas: list[IdeaIn], vectors, *, loaded: LoadedIndex, top_k: int,
-                   window: Window | None = None) -> list[IdeaScoreOut]:
-    window = window or loaded.resolve_window()
-    impacts = loaded.window_impacts(window)
-    theta = loaded.manifest["theta"]
-    out = []
-    for idea, found in zip(ideas, loaded.search_positions(vectors, top_k, allowed=window.range)):
-        hits = [({**loaded.rows[pos], "impact": impacts.of(pos)[1]}, sim) for pos, sim in found]
-        score, matches = score_vectors(hits, theta)
-        n = sum(m.above_threshold for m in matches)
-        out.append(IdeaScoreOut(id=idea.id, score=score, matched=n > 0, n_matches=n, matches=matches))
-    return out
 
 
 ORIGIN_COLUMNS = ("origin_file", "generator", "topic", "title")
@@ -113,7 +69,8 @@ def store_scores(session: Session, *, system: str, label: str, ideas: list[IdeaI
         session.add(Score(
             idea_pk=pks[idea.id],
             score=result.score, matched=result.matched, model=context.model, theta=context.theta,
-            index_version=context.index_version, cutoff=date.fromisoformat(context.cutoff), window_end=date.fromisoformat(context.window["end"]),
+            index_version=context.index_version, cutoff=date.fromisoformat(context.cutoff),
+            window_end=date.fromisoformat(context.window["end"]),
             top_k=context.top_k, leak_risk=context.leak_risk,
             citation_normalisation=context.impact.get("citation_normalisation", "global"),
             matcher=context.matcher, matcher_version=context.matcher_version,

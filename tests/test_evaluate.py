@@ -48,7 +48,8 @@ def test_evaluate_titles_and_unsourced_ideas(tiny, tmp_path):
     lines.append({"id": "gone", "text": "Anything at all", "source": "hs-9999"})
     ideas.write_text("".join(json.dumps(x) + "\n" for x in lines))
     out = run(["evaluate", "--ideas", str(ideas), "--json"])
-    assert (out["ideas_in_file"], out["with_source"], out["without_source"], out["source_not_indexed"]) == (14, 10, 3, 1)
+    counts = (out["ideas_in_file"], out["with_source"], out["without_source"], out["source_not_indexed"])
+    assert counts == (14, 10, 3, 1)
     assert out["recall@20"] == 1.0 and out["recall@1"] >= 0.8 and out["recall@5"] >= out["recall@1"]
     assert out["false_match_rate"] == 0.0  # cooking, tiles and dogs match no ML paper above theta
     assert out["theta"] == pytest.approx(0.75) and out["model"] == "minilm"
@@ -89,7 +90,7 @@ def test_evaluate_by_kind_compares_hybrid_dense_and_bm25(tiny, tmp_path):
         assert para["recall@1"]["n"] == 8 and vague["any_realised"]["n"] == 3
         for iv in (para["recall@1"], para["source_realised"], vague["any_realised"]):
             assert iv["low"] <= iv["value"] <= iv["high"]
-        assert vague["any_realised"]["value"] == 0.0  # sourdough, tiles and collies realise no ML paper
+        assert vague["any_realised"]["value"] == 0.0, method  # sourdough, tiles and collies realise no ML paper
         assert ("source_direction" in para) == (method == "hybrid")
     assert out["by_kind"]["hybrid"]["paraphrase"]["recall@1"]["value"] >= 0.75
 
@@ -118,13 +119,15 @@ def test_calibrate_hybrid_writes_registry_report_and_the_next_build_uses_it(tiny
     assert out["registry"] == str(settings.home / "matchers" / "minilm-hybrid.json")
     (revision, stored), = read_registry(out["registry"]).items()
     assert revision == entry["revision"] and stored["version"] == entry["version"]
-    assert entry["folds"] == ["aaa", "bbb", "ccc"] and entry["kinds"] == {"hard_negative": 6, "paraphrase": 18,
-                                                                         "vague": 6}
-    for decision in ("realised", "direction"):
+    assert entry["folds"] == ["aaa", "bbb", "ccc"] and entry["rule"] == "problem_and_method"
+    # a method swap per paraphrase: its problem with the next paraphrase's method, within its field
+    assert entry["kinds"] == {"hard_negative": 6, "method_swap": 18, "paraphrase": 18, "vague": 6}
+    for model_name in ("direction", "method"):
         for shape in ("facets", "text"):
-            model = entry["decisions"][decision][shape]
-            assert 0.5 <= model["threshold"] <= 1 and len(model["coef"]) == len(model["features"])
-    assert set(out["out_of_fold"]["facets"]["fold_thresholds"]["realised"]) == {"aaa", "bbb", "ccc"}
+            model = entry["decisions"][model_name][shape]
+            assert 0 <= model["threshold"] <= 1 and len(model["coef"]) == len(model["features"])
+    assert set(out["out_of_fold"]["facets"]["fold_thresholds"]) == {"aaa", "bbb", "ccc"}
+    assert set(out["out_of_fold"]["facets"]["per_field"]) == {"aaa", "bbb", "ccc"}
     text = report.read_text()
     assert "## Chosen thresholds and weights" in text and "idea-shaped pairs" in text
     assert report.with_suffix(".png").stat().st_size > 10_000 and json.loads(report.with_suffix(".json").read_text())
@@ -132,3 +135,14 @@ def test_calibrate_hybrid_writes_registry_report_and_the_next_build_uses_it(tiny
     built = build_index(get_settings(), cutoff=date(2000, 1, 1), until=date(2100, 12, 31))
     assert built.manifest["matcher"]["hybrid"]["version"] == entry["version"]
     assert built.manifest["matcher"]["hybrid"]["registry"] == out["registry"]
+
+
+def test_calibrate_names_a_bad_date_instead_of_a_traceback(tiny, tmp_path):
+    from service.cli import app
+
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"id": "a", "text": "t", "paper_id": tiny[0]["id"]}) + "\n")
+    for option, value in (("--cutoff", "2023-13-01"), ("--until", "20230601")):
+        result = CliRunner().invoke(app, ["calibrate", "--pairs", str(pairs), option, value])
+        assert result.exit_code == 2 and result.exception is None or isinstance(result.exception, SystemExit)
+        assert f"{option}: '{value}' is not a date (YYYY-MM-DD)" in result.output

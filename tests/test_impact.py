@@ -3,11 +3,23 @@
 import math
 from datetime import date
 
+import numpy as np
 import pytest
 
 from indexing.impact import is_top_venue, top_venue_keys
-from indexing.windows import PaperTable, Window
-from service.scoring import score_vectors
+from indexing.matcher.decide import Decision
+from indexing.windows import PaperTable, Window, WindowImpact
+from service.matching import idea_score
+
+
+def score_vectors(hits: list[tuple[dict, float]], theta: float):
+    """The dense rule (cosine >= theta) on these hits, shaped as the answer: (idea score, matches)."""
+    sims = np.array([s for _, s in hits], dtype=np.float64)
+    impacts = np.array([p["impact"] for p, _ in hits], dtype=np.float64)
+    window = WindowImpact(Window(None, None, 0, len(hits)), impacts, impacts, {})  # type: ignore[arg-type]
+    out = idea_score("i", Decision(positions=list(range(len(hits))), similarity=sims, realised=sims >= theta),
+                     rows=[p for p, _ in hits], impacts=window)
+    return out.score, out.matches
 
 
 def paper(pid: str, impact_value: float) -> dict:

@@ -106,16 +106,19 @@ def test_hybrid_answers_explain_each_match_and_are_stored(home, server_factory):
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["matcher"] == "hybrid" and body["matcher_version"].startswith("hybrid-")
-    assert set(body["thresholds"]) == {"realised", "direction"}
+    assert set(body["thresholds"]) == {"direction", "method"}
     for idea in body["ideas"]:
         assert idea["shape"] == ("text" if idea["id"] == "txt" else "facets")
         probs = [m["p_realised"] for m in idea["matches"]]
         assert probs == sorted(probs, reverse=True) and len(probs) <= 20
-        t = body["thresholds"]["realised"][idea["shape"]]
+        t = {k: v[idea["shape"]] for k, v in body["thresholds"].items()}
         for m in idea["matches"]:
-            assert 0 <= m["p_realised"] <= 1 and 0 <= m["p_direction"] <= 1
-            assert m["realised"] == (m["p_realised"] >= t) == m["above_threshold"]
-            assert m["direction"] or not m["realised"]  # realised implies direction
+            assert 0 <= m["p_realised"] <= 1 and 0 <= m["p_direction"] <= 1 and 0 <= m["p_method"] <= 1
+            assert m["p_realised"] == pytest.approx(m["p_direction"] * m["p_method"], abs=2e-6)
+            # realised = same problem AND same method on this paper, so it implies direction
+            assert m["realised"] == (m["p_direction"] >= t["direction"] and m["p_method"] >= t["method"]) \
+                == m["above_threshold"]
+            assert m["direction"] == (m["p_direction"] >= t["direction"])
             assert isinstance(m["evidence"]["shared_terms"], list)
         assert idea["n_matches"] == sum(m["realised"] for m in idea["matches"])
         assert idea["n_direction_matches"] == sum(m["direction"] for m in idea["matches"])
@@ -126,7 +129,7 @@ def test_hybrid_answers_explain_each_match_and_are_stored(home, server_factory):
     for (idea, source), got in zip(paper_idea(), body["ideas"]):
         top = got["matches"][0]
         assert top["paper_id"] == source and top["realised"], (idea["id"], top)
-        assert top["evidence"]["sentence"] and top["evidence"]["shared_terms"]
+        assert top["evidence"]["sentence"] and top["evidence"]["shared_terms"] and top["evidence"]["problem_sentence"]
 
     stored = httpx.get(f"{server.url}/v1/runs/{body['run_id']}/scores").json()["scores"]
     assert [s["id"] for s in stored] == [i["id"] for i in body["ideas"]]
@@ -134,8 +137,9 @@ def test_hybrid_answers_explain_each_match_and_are_stored(home, server_factory):
         assert s["matcher"] == "hybrid" and s["matcher_version"] == body["matcher_version"]
         assert s["direction_score"] == idea["direction_score"]
         assert s["n_direction_matches"] == idea["n_direction_matches"]
-        assert [(m["p_realised"], m["realised"], m["direction"], m["evidence"]) for m in s["matches"]] == \
-            [(m["p_realised"], m["realised"], m["direction"], m["evidence"]) for m in idea["matches"]]
+        live = [(m["p_realised"], m["realised"], m["direction"],
+                 {k: v for k, v in m["evidence"].items() if k != "problem_sentence"}) for m in idea["matches"]]
+        assert [(m["p_realised"], m["realised"], m["direction"], m["evidence"]) for m in s["matches"]] == live
 
 
 def test_hostile_ideas_get_a_score_or_a_clear_422(home, server_factory):
@@ -154,6 +158,12 @@ def test_hostile_ideas_get_a_score_or_a_clear_422(home, server_factory):
             assert 0.0 <= idea["score"] <= 1.0
     got = {i["id"]: i for i in score(server.url, scored, run="hostile").json()["ideas"]}
     assert got["empty-problem"]["shape"] == "text" and got["empty-method"]["shape"] == "text"
+    # a one-facet or a wordless idea is warned about and judged for direction only
+    assert "no problem given" in got["empty-problem"]["warnings"]
+    assert "no method given" in got["empty-method"]["warnings"]
+    for name in ("empty-problem", "empty-method", "stop-words", "punctuation"):
+        assert got[name]["n_matches"] == 0 and "direction only" in got[name]["warnings"][-1], got[name]
+    assert any("past the embedder's 256" in w for w in got["one-word"]["warnings"])
     assert got["one-word"]["n_matches"] == 0 and got["stop-words"]["n_matches"] == 0  # no evidence, no match
     for bad in ([{"id": "x", "problem": "", "method": ""}], [{"id": "x", "problem": "a" * 20_001, "method": "m"}]):
         r = score(server.url, bad)
@@ -216,6 +226,44 @@ def test_defaults_per_model(settings, minilm):
 
     block = matcher_manifest(settings, Specter2Like(), None)
     assert block["default"] == "dense" and block["dense"]["theta"] == 0.96 and block["hybrid"] is None
+    # the shipped fit is the default backend's (bf16); the fp32 torch backend uses it and the manifest says so
     block = matcher_manifest(settings, minilm, None)
-    assert block["default"] == "hybrid" and block["hybrid"]["fitted_on_revision"] == minilm.revision
-    assert "warning" not in block
+    assert block["default"] == "hybrid" and block["hybrid"]["fitted_on_revision"] == minilm.revision + "-bf16"
+    assert "fitted on revision" in block["warning"]
+
+    class Bf16Like:
+        key, revision, theta = "minilm", minilm.revision + "-bf16", 0.75
+
+    block = matcher_manifest(settings, Bf16Like(), None)
+    assert block["hybrid"]["fitted_on_revision"] == Bf16Like.revision and "warning" not in block
+
+
+def test_a_known_method_on_another_problem_is_not_realised_by_its_paper(home, server_factory):
+    (a, source_a), (b, source_b) = paper_idea(2)
+    swap = {"id": "swap", "problem": a["problem"], "method": b["method"]}
+    got = score(server_factory(home).url, [a, b, swap], run="swap").json()["ideas"]
+    assert got[1]["matches"][0]["paper_id"] == source_b and got[1]["matches"][0]["realised"]  # b's own idea
+    paper_b = next(m for m in got[2]["matches"] if m["paper_id"] == source_b)
+    assert not paper_b["realised"] and not paper_b["direction"], paper_b  # b's method, another problem
+
+
+def test_hybrid_at_a_window_equals_a_version_built_for_it(home, minilm):
+    from service.matching import score_ideas
+    from service.schemas import IdeaIn
+
+    settings = Settings(home=home)
+    wide = load_version(home / "indexes", current_version(home / "indexes"))
+    dates = sorted(r["publication_date"] for r in wide.rows)
+    cutoff, until = dates[len(dates) // 3], dates[-len(dates) // 4]
+    window = wide.resolve_window(cutoff, until)
+    narrow = build_index(settings, embedder=minilm, cutoff=date.fromisoformat(cutoff), until=date.fromisoformat(until))
+    narrow = load_version(home / "indexes", narrow.version)
+    assert window.papers == len(narrow.rows) < len(wide.rows)
+    ideas = [IdeaIn(**i) for i, _ in paper_idea(6)] + [IdeaIn(**i) for i in sample_ideas(6)]
+
+    def answer(loaded, w=None):
+        return [[(m.paper_id, m.p_realised, m.p_direction, m.realised, m.direction, m.evidence) for m in i.matches]
+                for i in score_ideas(ideas, loaded=loaded, embedder=minilm, top_k=20, window=w, matcher="hybrid")]
+
+    assert answer(wide, window) == answer(narrow)  # BM25 statistics, pools and margins are the window's own
+    assert answer(wide, window) != answer(wide)

@@ -6,7 +6,8 @@ import pytest
 
 from indexing.lexical import MIN_TERMS, build_lexical, load_lexical, save_lexical, top_positions
 from indexing.matcher import calibrate as cal
-from indexing.matcher.features import ALL_FEATURES, Candidates, IdeaFacets
+from indexing.matcher.facets import IdeaFacets
+from indexing.matcher.features import ALL_FEATURES, Candidates
 from indexing.matcher.model import SHIPPED_DIR, HybridMatcher, Logistic, find_entry, read_registry, write_entry
 from indexing.matcher.vectors import stored_vectors
 from indexing.vectorindex.faiss_index import FaissIndex
@@ -51,7 +52,7 @@ def test_pick_threshold_holds_every_negative_kind_to_the_target():
     t = cal.pick_threshold(negatives, target=0.25)
     assert (negatives["hard_negative"] >= t).mean() <= 0.25 and (negatives["vague"] >= t).mean() <= 0.25
     assert t > 0.6  # 0.6 itself would let half the vague ideas match
-    assert cal.pick_threshold({"vague": np.array([0.1])}, target=0.05) == 0.5  # never below the floor
+    assert cal.pick_threshold({"vague": np.array([0.1])}, target=0.05, floor=0.5) == 0.5  # never below a floor
 
 
 def _stack(n_per_fold: int = 6) -> cal.Stacked:
@@ -81,10 +82,10 @@ def test_nested_out_of_fold_never_sees_the_judged_fold(monkeypatch):
         return real_fit(x, y, features, c)
 
     monkeypatch.setattr(cal, "fit_logistic", spy)
-    prob, thresholds = cal.nested_oof(st, "realised", "facets", target=0.05)
-    assert set(thresholds) == {"a", "b", "c", "d"} and not np.isnan(prob).any()
+    prob, thresholds = cal.nested_oof(st, "facets", target=0.05)
+    assert set(thresholds) == {"a", "b", "c", "d"} and not any(np.isnan(p).any() for p in prob.values())
     assert max(seen) == 3 * 6 * 10  # no fit ever had more than three folds' rows
-    outcomes = cal.outcomes(st, prob, None, thresholds, None)
+    outcomes = cal.outcomes(st, prob, thresholds)
     realised = [o for o in outcomes if o.kind == "paraphrase"]
     assert all(o.ranked[0] == 0 for o in realised)
     assert not any(any(o.realised) for o in outcomes if o.kind == "vague")
@@ -103,12 +104,12 @@ def test_ivf_indexes_give_their_stored_vectors_back():
 
 def test_registry_is_keyed_by_revision(tmp_path):
     assert read_registry(tmp_path / "none.json") == {}
-    entries = read_registry(SHIPPED_DIR / "minilm-hybrid.json")  # one fit per shipped backend (fp32, bf16)
+    entries = read_registry(SHIPPED_DIR / "minilm-hybrid.json")  # the default backend's fit (bf16)
     assert entries and all(e["revision"] == r for r, e in entries.items())
     rev, shipped = next(iter(entries.items()))
     matcher = HybridMatcher.from_entry(shipped)
-    assert set(matcher.thresholds()) == {"realised", "direction"}
-    assert isinstance(matcher.model("realised", "facets"), Logistic)
+    assert matcher.rule == "problem_and_method" and set(matcher.thresholds()) == {"direction", "method"}
+    assert isinstance(matcher.model("method", "facets"), Logistic)
     home = tmp_path / "home"
     mine = {**shipped, "version": "hybrid-mine"}
     write_entry(home / "matchers" / "minilm-hybrid.json", "gt-other-onnx-int8", mine)
@@ -118,7 +119,7 @@ def test_registry_is_keyed_by_revision(tmp_path):
     assert fallback["fitted_on_revision"] != "gt-never-fitted"
     assert find_entry("specter2", "any", home=home) is None
     with pytest.raises(ValueError, match="threshold"):
-        Logistic.from_dict({**shipped["decisions"]["realised"]["facets"], "threshold": 2})
+        Logistic.from_dict({**shipped["decisions"]["method"]["facets"], "threshold": 2})
 
 
 def test_migration_0003_keeps_scores_stored_before_it(tmp_path):
@@ -155,11 +156,125 @@ def test_migration_0003_keeps_scores_stored_before_it(tmp_path):
 
 
 def test_one_facet_ideas_are_text_ideas_without_the_separator(minilm):
-    from service.matching import facets_of
-    from service.schemas import IdeaIn
+    from indexing.matcher.facets import facets_of
 
-    f = facets_of(minilm, IdeaIn(id="x", problem="  ", method="Route tokens to sparse experts."))
+    f = facets_of(minilm, problem="  ", method="Route tokens to sparse experts.")
     assert not f.faceted and f.whole == f"{minilm.sep}Route tokens to sparse experts."  # as the dense rule embeds it
     assert f.lexical_texts() == {"whole": "Route tokens to sparse experts."}
-    both = facets_of(minilm, IdeaIn(id="y", problem="Long documents.", method="Sparse experts."))
+    both = facets_of(minilm, problem="Long documents.", method="Sparse experts.")
     assert both.faceted and both.lexical_texts()["whole"] == "Long documents.\nSparse experts."
+
+
+def _unit(rng, n: int, dim: int = 16) -> np.ndarray:
+    v = rng.normal(size=(n, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_near_copies_count_as_one_for_the_margins():
+    from indexing.matcher.corpus import ArrayCorpus
+    from indexing.matcher.features import candidates, queries_of
+
+    rng = np.random.default_rng(3)
+    vecs = _unit(rng, 6)
+    vecs[5] = vecs[0]  # a preprint and its proceedings version under two ids
+    titles = ["Sparse experts route tokens", "Kernels", "Robots", "Graphs", "Bandits", "Sparse experts route tokens"]
+    corpus = ArrayCorpus(vecs, build_lexical(titles, ["We route tokens to experts."] + [""] * 4 +
+                                             ["We route tokens to experts."]), titles)
+    idea = IdeaFacets("sparse experts", "Route tokens.", "Sparse experts.")
+    query = vecs[0] + 0.1 * _unit(rng, 1)[0]
+    facet_vectors = {f: query / np.linalg.norm(query) for f in ("whole", "problem", "method")}
+    c = candidates(corpus, facet_vectors, queries_of(corpus.lexical, idea), faceted=True, n=6)
+    at = {p: i for i, p in enumerate(c.positions)}
+    for name in ("cos_whole_margin", "cos_method_margin", "bm25_method_margin"):
+        assert c.features[name][at[0]] > 0 and c.features[name][at[5]] > 0, name  # both copies keep their lead
+    assert c.features["cos_gap"][at[0]] <= 0  # the old gap: the copy cancels the lead
+
+
+def _entry(threshold: float = 0.5) -> dict:
+    def model(feature: str) -> dict:
+        return {"features": [feature], "mean": [0.5], "scale": [0.1], "coef": [4.0], "intercept": 0.0,
+                "threshold": threshold}
+
+    text = {"direction": model("cos_whole"), "method": model("cos_whole")}
+    return {"version": "hybrid-test", "rule": "problem_and_method",
+            "decisions": {"direction": {"facets": model("cos_problem"), "text": text["direction"]},
+                          "method": {"facets": model("cos_method"), "text": text["method"]}}}
+
+
+def test_a_known_method_on_another_problem_is_not_realised():
+    from indexing.matcher.decide import rank
+
+    matcher = HybridMatcher.from_entry(_entry())
+    assert set(matcher.thresholds()) == {"direction", "method"}
+    # candidate 0: the idea's problem and method; 1: its method on another problem (a method swap's paper);
+    # 2: its problem by other means (a hard negative's source)
+    feats = {"cos_problem": np.array([0.8, 0.2, 0.8]), "cos_method": np.array([0.8, 0.9, 0.45])}
+    cands = Candidates(positions=[10, 11, 12], features=feats, faceted=True)
+    p = matcher.probabilities("facets", cands)
+    is_r, is_d = matcher.decisions("facets", p)
+    assert list(is_r) == [True, False, False] and list(is_d) == [True, False, True]
+    assert p["method"][1] > p["method"][0]  # the method alone would have picked the swap's paper
+    order, realised, direction = rank(p["realised"], p["direction"], is_r, is_d, 3)
+    assert list(order) == [0, 2, 1] and list(realised) == [True, False, False]
+    assert all(d or not r for r, d in zip(realised, direction))  # realised implies direction
+
+
+def test_entries_fitted_before_the_rule_keep_their_own_realised_model():
+    old = next(iter(read_registry(SHIPPED_DIR / "minilm-hybrid.json").values()))
+    legacy = {**old, "rule": "realised_model",
+              "decisions": {"realised": _entry()["decisions"]["method"],
+                            "direction": _entry()["decisions"]["direction"]}}
+    matcher = HybridMatcher.from_entry(legacy)
+    feats = {"cos_problem": np.array([0.2]), "cos_method": np.array([0.9])}
+    is_r, is_d = matcher.decisions("facets", matcher.probabilities(
+        "facets", Candidates(positions=[1], features=feats, faceted=True)))
+    assert list(is_r) == [True] and list(is_d) == [False]  # the old rule; rank() still makes it a direction match
+    with pytest.raises(ValueError, match="rule"):
+        HybridMatcher.from_entry({**legacy, "rule": "both"})
+
+
+def test_out_of_range_ideas_are_warned_and_never_realised(minilm):
+    from indexing.matcher.facets import facets_of
+    from indexing.matcher.ranges import check_all
+
+    method = ("We fine-tune a retrieval-augmented reader with contrastive negatives mined from the index, then "
+              "distil it into a small student that answers open-domain questions offline.")
+    problem = "Open-domain question answering models are too large to run on a phone without a network."
+    ideas = [facets_of(minilm, problem=problem, method=method),
+             facets_of(minilm, problem=problem),
+             facets_of(minilm, text="Sparse expert routing"),
+             facets_of(minilm, problem="Große Sprachmodelle beantworten Fragen zu Dokumenten oft falsch, weil "
+                                       "sie die relevanten Stellen im Kontext nicht finden und übersehen.",
+                       method="Wir schlagen vor, die Dokumente zuerst in Abschnitte zu teilen und dann jeden "
+                              "Abschnitt mit einem kleinen Modell zu bewerten, bevor das große Modell antwortet."),
+             facets_of(minilm, problem=problem, method=" ".join([method] * 12))]
+    ranges = check_all(minilm, ideas)
+    assert ranges[0].warnings == [] and ranges[0].can_realise
+    assert not ranges[1].can_realise and "no method" in ranges[1].warnings[0]
+    assert not ranges[2].can_realise and "very short" in ranges[2].warnings[0]
+    assert not ranges[3].can_realise and any("not English" in w for w in ranges[3].warnings)
+    assert ranges[4].can_realise and any("past the embedder's 256" in w and w.startswith("method")
+                                         for w in ranges[4].warnings)
+    assert "direction only" in ranges[1].for_hybrid()[-1]
+
+
+def test_judged_pairs_reader_flattens_generator_files(tmp_path, minilm):
+    import json
+
+    from indexing.matcher.judged import ai_researcher_idea, flatten, read_judged
+
+    assert flatten({"Step 1": ["a", {"b": 2}], "Step 2": None}) == "Step 1: a\nb: 2\nStep 2: "
+    plan = tmp_path / "topic" / "idea.json"
+    plan.parent.mkdir()
+    plan.write_text(json.dumps({"raw_idea": {"Problem": "raw problem", "Proposed Method": "raw method"},
+                                "full_experiment_plan": {"Problem Statement": "Models hallucinate.",
+                                                         "Proposed Method": {"1": "Debate.", "2": "Vote."}}}))
+    f = ai_researcher_idea(plan, minilm)
+    assert f.faceted and f.problem == "Models hallucinate." and f.method == "1: Debate.\n2: Vote."
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(json.dumps({"idea": "topic/idea", "same_problem": ["p1"]}) + "\n")
+    b.write_text(json.dumps({"idea": "topic/idea", "same_problem": ["p2"]}) + "\n\n")
+    assert read_judged([a, b]) == [{"idea": "topic/idea", "same_problem": ["p2"]}]
+    b.write_text(json.dumps({"same_problem": []}) + "\n")
+    with pytest.raises(ValueError, match=r"b.jsonl:1: field 'idea'"):
+        read_judged([b])

@@ -24,8 +24,9 @@ from indexing.settings import Settings
 from indexing.vectorindex.faiss_index import apply_search_params, is_ivf
 from indexing.versions import load_version
 from indexing.windows import PaperTable, Window, WindowError, cohort_of
+from service.matching import embed_ideas, score_ideas
 from service.schemas import IdeaIn
-from service.scoring import context_of, idea_text, score_embedded, score_ideas
+from service.scoring import context_of
 from tests.factories import make_old_version
 from tests.helpers import ROOT, run_cli
 
@@ -95,17 +96,19 @@ def test_cutoff_on_wide_index_equals_index_built_at_cutoff(tmp_path, minilm, hom
     if factory:
         assert wide.manifest["index"]["factory"] == factory
     matched_somewhere = 0
-    vectors = minilm.encode([idea_text(minilm, i) for i in ideas])  # what score_ideas embeds; once for both sides
+    vectors = embed_ideas(minilm, ideas, "dense")  # what score_ideas embeds; once for both sides
     for cutoff, until in windows:
         window = wide.resolve_window(cutoff, until)
-        got = snapshot(score_embedded(ideas, vectors, loaded=wide, top_k=20, window=window), _ctx(wide, window))
+        got = snapshot(score_ideas(ideas, loaded=wide, embedder=minilm, top_k=20, window=window, matcher="dense",
+                                   vectors=vectors), _ctx(wide, window))
         built = build_index(settings, embedder=minilm, factory=factory, cutoff=date.fromisoformat(cutoff),
                             until=date.fromisoformat(until))
         assert built.manifest["counts"]["embedded_new"] == 0  # the cache served every vector
         narrow = load_version(settings.indexes_dir, built.version)
         exhaustive(narrow)
         assert narrow.manifest["counts"]["indexed"] == window.papers
-        want = snapshot(score_embedded(ideas, vectors, loaded=narrow, top_k=20), _ctx(narrow, None))
+        want = snapshot(score_ideas(ideas, loaded=narrow, embedder=minilm, top_k=20, matcher="dense",
+                                    vectors=vectors), _ctx(narrow, None))
         assert_same(got, want)
         # the stored impact block names the window's own citation min/max, like the narrow build's manifest
         assert _ctx(wide, window).impact["citation_max"] == narrow.manifest["impact"]["citation_max"]

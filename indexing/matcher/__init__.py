@@ -1,5 +1,9 @@
-"""The match decision: `dense` (the paper's rule, cosine >= theta) or `hybrid` (dense + BM25 candidates, calibrated
-`realised` and `direction` probabilities). See features.py, model.py and calibrate.py."""
+"""The match decision, both rules: `dense` (the paper's rule, cosine >= theta) and `hybrid` (dense + BM25
+candidates, calibrated `realised` and `direction` probabilities).
+
+facets.py (an idea's texts), corpus.py (what is searched), features.py (candidates and their features),
+decide.py (the decision, used by serving, fitting and evaluation), evidence.py, model.py (fitted models and their
+registry); fitting: labelled.py, calibrate.py, fitting.py, report.py, evaluate.py."""
 
 from indexing.matcher.model import MATCHERS, HybridMatcher, find_entry
 

@@ -1,53 +1,67 @@
-"""Fitting the hybrid matcher on labelled ideas, judged out-of-fold with leave-one-venue-out folds.
+"""Fitting the hybrid matcher on labelled ideas, judged out-of-fold with leave-one-field-out folds.
+
+Two calibrated models per idea shape: `direction` (does the paper work on the idea's problem?) and `method` (does
+the paper use the idea's method?). realised = direction AND method on the same paper, so every realised match is a
+direction match by construction, and a known method on another problem (a method swap) is not realised.
 
 Labels come from each idea's kind: paraphrase / loose (or `realised`) are realised by their source paper;
-hard_negative (or `direction`) shares only the problem with its source; vague (or `none`) realises nothing.
-Training rows are every (idea, candidate) of the merged pools: `realised` is 1 only for the source of a realised
-idea, `direction` is 1 for the source of a realised or a direction idea.
+hard_negative (or `direction`) shares only the problem with its source; vague (or `none`) realises nothing;
+method_swap (made in code from any labelled set: the problem of idea i with the method of idea j) shares the problem
+with i's source and the method with j's source. Training rows are every (idea, candidate) of the merged pools:
+`direction` is 1 for the source of a realised, direction or swap idea; `method` is 1 for the source of a realised
+idea and for the method source of a swap.
 
-A threshold is picked for a target false-match rate: the smallest probability at which, for every negative kind
-(realised: hard_negative and vague; direction: vague), at most `target` of its ideas match any candidate. Reported
-figures are nested out-of-fold: for each held-out venue family, the model is fitted on the other three and its
-threshold picked on their own inner leave-one-venue-out predictions, so nothing of the judged venue was seen. The
-shipped model is then fitted on all folds, with the threshold picked on the plain out-of-fold predictions.
+Thresholds: direction's is the smallest probability at which at most `target` of the vague ideas match anything;
+method's, given it, the smallest at which every negative kind (hard negatives, swaps, vague) realises anything for
+at most `target` of its ideas. Reported figures are nested out-of-fold: for each held-out field, the models are
+fitted on the other fields and the thresholds picked on their own inner leave-one-field-out predictions, so nothing
+of the judged field was seen. The shipped models are then fitted on all fields, with thresholds picked on the plain
+leave-one-field-out predictions.
 """
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from indexing.matcher.features import Candidates, IdeaFacets
+from indexing.matcher.decide import rank
+from indexing.matcher.evaluate import Outcome
+from indexing.matcher.facets import IdeaFacets, encode_facets
+from indexing.matcher.features import Candidates, candidates, queries_of
 from indexing.matcher.model import Logistic
 
 REALISED_KINDS = {"paraphrase", "loose", "realised"}
 DIRECTION_KINDS = {"hard_negative", "direction"}
 NONE_KINDS = {"vague", "none"}
-KINDS = REALISED_KINDS | DIRECTION_KINDS | NONE_KINDS
-# the negatives each decision's threshold is held to (their any-match rate)
-NEGATIVE_KINDS = {"realised": ("hard_negative", "direction", "vague", "none"), "direction": ("vague", "none")}
+SWAP_KINDS = {"method_swap"}
+KINDS = REALISED_KINDS | DIRECTION_KINDS | NONE_KINDS | SWAP_KINDS
+MODELS = ("direction", "method")
+# the negatives each threshold is held to (their any-match rate): direction's alone, then realised = both
+NEGATIVE_KINDS = {"direction": ("vague", "none"),
+                  "realised": ("hard_negative", "direction", "method_swap", "vague", "none")}
 
-# features per decision and idea shape (text-only ideas have only the whole-idea features)
+# features per model and idea shape (text-only ideas have only whole-idea features), pool-relative where it counts
 FEATURES = {
-    "realised": {
-        "facets": ("cos_whole", "cos_method", "bm25_method", "cos_gap", "bm25_method_gap"),
-        "text": ("cos_whole", "bm25_whole", "cos_gap", "bm25_gap"),
-    },
     "direction": {
-        "facets": ("cos_problem", "bm25_problem", "cos_whole", "cos_gap"),
-        "text": ("cos_whole", "bm25_whole", "cos_gap"),
+        "facets": ("cos_problem", "cos_problem_margin", "bm25_problem_share", "bm25_problem_margin",
+                   "cos_whole", "cos_whole_margin"),
+        "text": ("cos_whole", "cos_whole_margin", "bm25_whole_share", "bm25_whole_margin"),
+    },
+    "method": {
+        "facets": ("cos_method", "cos_method_margin", "bm25_method_share", "bm25_method_margin",
+                   "cos_whole_margin"),
+        "text": ("cos_whole", "cos_whole_margin", "bm25_whole_share", "bm25_whole_margin"),
     },
 }
-# Unweighted L2 logistic regression, strongly regularised: few features, weights that carry across fields. A
-# class-balanced fit was tried and let more negatives through out-of-fold (its probabilities crowd near 1, so the
-# picked threshold sits where the curve is steep).
 CLASS_WEIGHT = None
 C = 0.1
-TARGET_FALSE_MATCH = 0.05  # per negative kind, on inner out-of-fold predictions
-FLOOR = 0.5  # a match is never less likely than not
+TARGET_FALSE_MATCH = 0.05
+# vague ideas' any-direction rate: 0.10 finds 86% of hard negatives' sources (0.05: 83%) out-of-fold
+DIRECTION_TARGET: float | None = 0.10
+FLOOR = 0.0  # thresholds come from held-out fields, not from a floor
 
 
 @dataclass
@@ -58,6 +72,9 @@ class Labelled:
     source: int | None  # position of the source paper in the corpus; None for vague ideas
     fold: str
     line: int = 0
+    method_source: int | None = None  # a method swap's paper that has its method (on another problem)
+    copies: frozenset[int] = field(default_factory=frozenset)  # other positions of the source (near-copies)
+    style: str | None = None
 
 
 def venue_family(source_venue: str | None) -> str | None:
@@ -78,15 +95,39 @@ def assign_folds(families: Sequence[str | None]) -> list[str]:
     return out
 
 
-def labels(idea: Labelled, cands: Candidates) -> tuple[np.ndarray, np.ndarray]:
-    is_source = np.array([p == idea.source for p in cands.positions], dtype=bool)
-    realised = is_source & (idea.kind in REALISED_KINDS)
-    direction = is_source & (idea.kind in REALISED_KINDS | DIRECTION_KINDS)
-    return realised, direction
+def method_swaps(ideas: Sequence[Labelled]) -> list[Labelled]:
+    """Per realised idea with facets, one swap within its fold: its problem with the next realised idea's method
+    (another source); the swap's direction paper is i's source, its method paper j's."""
+    out = []
+    by_fold: dict[str, list[Labelled]] = {}
+    for i in ideas:
+        if i.kind in REALISED_KINDS and i.facets.faceted and i.source is not None:
+            by_fold.setdefault(i.fold, []).append(i)
+    for fold, group in by_fold.items():
+        for n, a in enumerate(group):
+            b = next((g for g in group[n + 1:] + group[:n] if g.source != a.source), None)
+            if b is None:
+                continue
+            p, m = str(a.facets.problem), str(a.facets.method)
+            sep = a.facets.whole[len(p):len(a.facets.whole) - len(m)]  # the embedder's separator, as facets_of joined
+            whole = f"{p}{sep}{b.facets.method}"
+            out.append(Labelled(id=f"swap:{a.id}+{b.id}", kind="method_swap",
+                                facets=IdeaFacets(whole, a.facets.problem, b.facets.method), source=a.source,
+                                fold=fold, method_source=b.source, style=a.style))
+    return out
+
+
+def labels(idea: Labelled, cands: Candidates) -> dict[str, np.ndarray]:
+    """Per model, which candidates are positives."""
+    src = {idea.source, *idea.copies} if idea.source is not None else set()
+    is_source = np.array([p in src for p in cands.positions], dtype=bool)
+    is_method = np.array([p == idea.method_source for p in cands.positions], dtype=bool)
+    return {"direction": is_source & (idea.kind in REALISED_KINDS | DIRECTION_KINDS | SWAP_KINDS),
+            "method": (is_source & (idea.kind in REALISED_KINDS)) | is_method}
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, features: Sequence[str], c: float = C) -> Logistic:
-    """Standardise, then a class-balanced L2 logistic regression; threshold left at 0.5 until picked."""
+    """Standardise, then an L2 logistic regression; threshold left at 0.5 until picked."""
     scaler = StandardScaler().fit(x)
     scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
     lr = LogisticRegression(C=c, class_weight=CLASS_WEIGHT, max_iter=2000)
@@ -110,15 +151,23 @@ class Stacked:
             start += len(c.positions)
         return cls(ideas, cands, rows)
 
+    @property
+    def n_rows(self) -> int:
+        return sum(len(r) for r in self.rows)
+
     def x(self, features: Sequence[str], which: Sequence[int] | None = None) -> np.ndarray:
         which = range(len(self.ideas)) if which is None else which
         parts = [self.cands[i].matrix(features) for i in which]
         return np.vstack(parts) if parts else np.zeros((0, len(features)))
 
-    def y(self, decision: str, which: Sequence[int] | None = None) -> np.ndarray:
+    def y(self, model: str, which: Sequence[int] | None = None) -> np.ndarray:
         which = range(len(self.ideas)) if which is None else which
-        parts = [labels(self.ideas[i], self.cands[i])[0 if decision == "realised" else 1] for i in which]
+        parts = [labels(self.ideas[i], self.cands[i])[model] for i in which]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+
+    def folds(self, which: Sequence[int] | None = None) -> list[str]:
+        which = range(len(self.ideas)) if which is None else which
+        return sorted({self.ideas[i].fold for i in which})
 
 
 def pick_threshold(max_probs: dict[str, np.ndarray], target: float, floor: float = FLOOR) -> float:
@@ -132,96 +181,115 @@ def pick_threshold(max_probs: dict[str, np.ndarray], target: float, floor: float
     return 1.0
 
 
-def _per_idea_max(prob: np.ndarray, rows: list[np.ndarray], which: Sequence[int]) -> np.ndarray:
-    return np.array([prob[r].max() if len(r) else 0.0 for r in (rows[i] for i in which)])
-
-
-def oof_probs(st: Stacked, decision: str, shape: str, which: Sequence[int], c: float = C) -> np.ndarray:
-    """Leave-one-fold-out probabilities for the ideas `which` (rows in st order; other rows NaN)."""
-    feats = FEATURES[decision][shape]
-    out = np.full(sum(len(r) for r in st.rows), np.nan)
-    folds = sorted({st.ideas[i].fold for i in which})
-    for f in folds:
-        train = [i for i in which if st.ideas[i].fold != f]
-        test = [i for i in which if st.ideas[i].fold == f]
-        y = st.y(decision, train)
+def fit_models(st: Stacked, shape: str, which: Sequence[int], c: float = C) -> dict[str, Logistic] | None:
+    """Both models fitted on the ideas `which`; None when a model has no positive (or no negative) row."""
+    out = {}
+    for m in MODELS:
+        y = st.y(m, which)
         if not y.any() or y.all():
-            continue
-        model = fit_logistic(st.x(feats, train), y, feats, c)
-        for i in test:
-            out[st.rows[i]] = model.proba(st.cands[i].matrix(feats))
+            return None
+        out[m] = fit_logistic(st.x(FEATURES[m][shape], which), y, FEATURES[m][shape], c)
     return out
 
 
-def threshold_from(st: Stacked, prob: np.ndarray, decision: str, which: Sequence[int], target: float) -> float:
-    negatives = {k: _per_idea_max(prob, st.rows, [i for i in which if st.ideas[i].kind == k])
-                 for k in NEGATIVE_KINDS[decision]}
-    return pick_threshold({k: v[~np.isnan(v)] for k, v in negatives.items() if len(v)}, target)
+def predict(st: Stacked, models: dict[str, Logistic], which: Sequence[int], into: dict[str, np.ndarray]) -> None:
+    for m, model in models.items():
+        for i in which:
+            into[m][st.rows[i]] = model.proba(st.cands[i].matrix(model.features))
 
 
-def nested_oof(st: Stacked, decision: str, shape: str, target: float, c: float = C) -> tuple[np.ndarray, dict]:
-    """Outer leave-one-venue-out probabilities and, per held-out fold, the threshold picked without it."""
-    feats = FEATURES[decision][shape]
+def oof_probs(st: Stacked, shape: str, which: Sequence[int], c: float = C) -> dict[str, np.ndarray]:
+    """Leave-one-fold-out probabilities of both models for the ideas `which` (other rows NaN)."""
+    out = {m: np.full(st.n_rows, np.nan) for m in MODELS}
+    for f in st.folds(which):
+        models = fit_models(st, shape, [i for i in which if st.ideas[i].fold != f], c)
+        if models is not None:
+            predict(st, models, [i for i in which if st.ideas[i].fold == f], out)
+    return out
+
+
+def _per_idea(values: np.ndarray, st: Stacked, which: Sequence[int]) -> np.ndarray:
+    return np.array([np.nanmax(values[st.rows[i]]) if len(st.rows[i]) else 0.0 for i in which])
+
+
+def thresholds_from(st: Stacked, prob: dict[str, np.ndarray], which: Sequence[int],
+                    target: float) -> dict[str, float]:
+    """Direction's threshold on the vague ideas, then method's so that realised (both) holds every negative kind."""
+    def negatives(decision: str, values: np.ndarray) -> dict[str, np.ndarray]:
+        out = {k: _per_idea(values, st, [i for i in which if st.ideas[i].kind == k]) for k in NEGATIVE_KINDS[decision]}
+        return {k: v[~np.isnan(v)] for k, v in out.items() if len(v)}
+
+    t_d = pick_threshold(negatives("direction", prob["direction"]), DIRECTION_TARGET or target)
+    gated = np.where(prob["direction"] >= t_d, prob["method"], 0.0)  # realised needs direction first
+    gated = np.where(np.isnan(prob["method"]), np.nan, gated)
+    return {"direction": t_d, "method": pick_threshold(negatives("realised", gated), target)}
+
+
+def nested_oof(st: Stacked, shape: str, target: float, c: float = C) -> tuple[dict[str, np.ndarray], dict]:
+    """Outer leave-one-field-out probabilities and, per held-out field, the thresholds picked without it."""
     everyone = list(range(len(st.ideas)))
-    prob = np.full(sum(len(r) for r in st.rows), np.nan)
-    thresholds: dict[str, float] = {}
-    for f in sorted({i.fold for i in st.ideas}):
+    prob = {m: np.full(st.n_rows, np.nan) for m in MODELS}
+    thresholds: dict[str, dict[str, float]] = {}
+    for f in st.folds():
         train = [i for i in everyone if st.ideas[i].fold != f]
         test = [i for i in everyone if st.ideas[i].fold == f]
-        inner = oof_probs(st, decision, shape, train, c)
-        thresholds[f] = threshold_from(st, inner, decision, train, target)
-        model = fit_logistic(st.x(feats, train), st.y(decision, train), feats, c)
-        for i in test:
-            prob[st.rows[i]] = model.proba(st.cands[i].matrix(feats))
+        thresholds[f] = thresholds_from(st, oof_probs(st, shape, train, c), train, target)
+        models = fit_models(st, shape, train, c)
+        if models is not None:
+            predict(st, models, test, prob)
     return prob, thresholds
 
 
-def fit_final(st: Stacked, decision: str, shape: str, target: float, c: float = C) -> tuple[Logistic, np.ndarray]:
-    """The model fitted on every idea, its threshold picked on plain leave-one-venue-out probabilities."""
-    feats = FEATURES[decision][shape]
+def fit_final(st: Stacked, shape: str, target: float, c: float = C) -> tuple[dict[str, Logistic], dict]:
+    """Both models fitted on every idea, thresholds picked on plain leave-one-field-out probabilities."""
     everyone = list(range(len(st.ideas)))
-    oof = oof_probs(st, decision, shape, everyone, c)
-    t = threshold_from(st, oof, decision, everyone, target)
-    m = fit_logistic(st.x(feats), st.y(decision), feats, c)
-    return Logistic(m.features, m.mean, m.scale, m.coef, m.intercept, t), oof
+    oof = oof_probs(st, shape, everyone, c)
+    t = thresholds_from(st, oof, everyone, target)
+    models = fit_models(st, shape, everyone, c)
+    if models is None:
+        raise ValueError("the labelled ideas give no positive (or no negative) candidate for a model")
+    return {m: Logistic(v.features, v.mean, v.scale, v.coef, v.intercept, t[m]) for m, v in models.items()}, oof
 
 
 def build_candidates(ideas: Sequence[Labelled], corpus, encode, *, n: int, text_only: bool = False) -> list[Candidates]:
     """Each idea's candidate pool over the corpus; with text_only, problem + method are joined into one text."""
-    from indexing.matcher.features import candidates, encode_facets, queries_of
-
-    shaped = [IdeaFacets(" ".join(i.facets.lexical_texts()["whole"].split("\n"))) if text_only else i.facets
-              for i in ideas]
+    shaped = [i.facets.as_text() if text_only else i.facets for i in ideas]
     vectors = encode_facets(encode, shaped)
     return [candidates(corpus, vecs, queries_of(corpus.lexical, idea), faceted=idea.faceted, n=n)
             for idea, vecs in zip(shaped, vectors)]
 
 
-def outcomes(st: Stacked, p_real: np.ndarray, p_dir: np.ndarray | None, t_real: dict[str, float],
-             t_dir: dict[str, float] | None, top_k: int = 20):
-    """Per idea: candidates ranked by p_real (then p_dir), cut to top_k, with each fold's thresholds applied."""
-    from indexing.matcher.evaluate import Outcome
-
+def outcomes(st: Stacked, prob: dict[str, np.ndarray], t: dict[str, dict[str, float]], top_k: int = 20,
+             which: Sequence[int] | None = None) -> list[Outcome]:
+    """Per idea: the serving rule (decide.rank) with each fold's thresholds applied."""
     out = []
-    for i, idea in enumerate(st.ideas):
-        rows = st.rows[i]
-        pr = p_real[rows]
-        pd = p_dir[rows] if p_dir is not None else np.zeros(len(rows))
-        order = np.lexsort((-pd, -pr))[:top_k]
-        real = [bool(pr[j] >= t_real[idea.fold]) for j in order]
-        direction = None
-        if p_dir is not None and t_dir is not None:
-            direction = [r or bool(pd[j] >= t_dir[idea.fold]) for r, j in zip(real, order)]
-        out.append(Outcome(kind=idea.kind, source=idea.source, ranked=[st.cands[i].positions[j] for j in order],
-                           realised=real, direction=direction))
+    for i in range(len(st.ideas)) if which is None else which:
+        idea, rows = st.ideas[i], st.rows[i]
+        p_d, p_m = prob["direction"][rows], prob["method"][rows]
+        is_d = p_d >= t[idea.fold]["direction"]
+        order, real, direction = rank(p_d * p_m, p_d, is_d & (p_m >= t[idea.fold]["method"]), is_d, top_k)
+        out.append(outcome(idea, [st.cands[i].positions[j] for j in order], real, direction))
     return out
 
 
-def feature_baseline(st: Stacked, name: str, threshold: float | dict[str, float], top_k: int = 20):
+def outcome(idea: Labelled, ranked: list[int], realised: np.ndarray, direction: np.ndarray | None) -> Outcome:
+    """The source's copies count as the source (the first one ranked stands for it)."""
+    source = idea.source
+    if idea.copies and source is not None:
+        source = next((p for p in ranked if p in idea.copies or p == idea.source), idea.source)
+    return Outcome(kind=idea.kind, source=source, ranked=ranked, realised=[bool(x) for x in realised],
+                   direction=None if direction is None else [bool(x) for x in direction])
+
+
+def feature_baseline(st: Stacked, name: str, threshold: float | dict[str, float], top_k: int = 20) -> list[Outcome]:
     """A single feature (cos_whole: dense-only; bm25_whole: BM25-only) as ranking and, at threshold, decision."""
-    values = np.concatenate([c.features[name] for c in st.cands]) if st.cands else np.zeros(0)
-    t = threshold if isinstance(threshold, dict) else {i.fold: threshold for i in st.ideas}
-    return outcomes(st, values, None, t, None, top_k)
+    out = []
+    for i, idea in enumerate(st.ideas):
+        v = st.cands[i].features[name]
+        t = threshold[idea.fold] if isinstance(threshold, dict) else threshold
+        order, real, _ = rank(v, None, v >= t, None, top_k)
+        out.append(outcome(idea, [st.cands[i].positions[j] for j in order], real, None))
+    return out
 
 
 def feature_thresholds(st: Stacked, name: str, target: float) -> dict[str, float]:
@@ -229,31 +297,34 @@ def feature_thresholds(st: Stacked, name: str, target: float) -> dict[str, float
     values = np.concatenate([c.features[name] for c in st.cands]) if st.cands else np.zeros(0)
     everyone = list(range(len(st.ideas)))
     out = {}
-    for f in sorted({i.fold for i in st.ideas}):
+    for f in st.folds():
         train = [i for i in everyone if st.ideas[i].fold != f]
-        negatives = {k: _per_idea_max(values, st.rows, [i for i in train if st.ideas[i].kind == k])
+        negatives = {k: _per_idea(values, st, [i for i in train if st.ideas[i].kind == k])
                      for k in NEGATIVE_KINDS["realised"]}
         out[f] = pick_threshold({k: v for k, v in negatives.items() if len(v)}, target, floor=-1.0)
     return out
 
 
-def decision_curve(st: Stacked, prob: np.ndarray, decision: str, grid: np.ndarray | None = None) -> list[dict]:
-    """Out-of-fold rates against a global threshold: source matched per positive kind, any match per negative."""
+def decision_curve(st: Stacked, prob: dict[str, np.ndarray], decision: str,
+                   grid: np.ndarray | None = None) -> list[dict]:
+    """Out-of-fold rates against a global threshold on p_direction (direction) or p_direction * p_method
+    (realised): source matched per positive kind, any match per negative kind."""
     grid = np.round(np.linspace(0, 1, 101), 2) if grid is None else grid
+    score = prob["direction"] if decision == "direction" else prob["direction"] * prob["method"]
     kinds = sorted({i.kind for i in st.ideas})
-    best_source = {}
+    best = {}
     for i, idea in enumerate(st.ideas):
         rows = st.rows[i]
-        src = [j for j, p in zip(rows, st.cands[i].positions) if p == idea.source]
-        best_source[i] = (float(prob[src[0]]) if src else -1.0, float(prob[rows].max()) if len(rows) else -1.0)
-    positive = REALISED_KINDS if decision == "realised" else REALISED_KINDS | DIRECTION_KINDS
+        src = [j for j, p in zip(rows, st.cands[i].positions) if p == idea.source or p in idea.copies]
+        best[i] = (float(np.nanmax(score[src])) if src else -1.0, float(np.nanmax(score[rows])) if len(rows) else -1.0)
+    positive = REALISED_KINDS if decision == "realised" else REALISED_KINDS | DIRECTION_KINDS | SWAP_KINDS
     out = []
     for t in grid:
         row: dict = {"threshold": float(t)}
         for k in kinds:
             members = [i for i, idea in enumerate(st.ideas) if idea.kind == k]
             if k in positive:
-                row[f"{k} source"] = float(np.mean([best_source[i][0] >= t for i in members]))
-            row[f"{k} any"] = float(np.mean([best_source[i][1] >= t for i in members]))
+                row[f"{k} source"] = float(np.mean([best[i][0] >= t for i in members]))
+            row[f"{k} any"] = float(np.mean([best[i][1] >= t for i in members]))
         out.append(row)
     return out

@@ -11,6 +11,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from indexing.calibration import evaluate_retrieval
+from indexing.embedders import Embedder
+from indexing.matcher.decide import decide, embed, hybrid_of
+from indexing.matcher.labelled import LabelledIdea
+from indexing.versions import LoadedIndex
+
 METRICS = ("recall@1", "recall@20", "source_realised", "source_direction", "any_realised", "any_direction")
 
 
@@ -62,6 +68,66 @@ def summarise(outcomes: Sequence[Outcome], *, resamples: int = 2000) -> dict:
     out = {}
     for kind, group in by_kind.items():
         vals = [o.values() for o in group]
-        out[kind] = {m: interval([v[m] for v in vals if v[m] is not None], resamples=resamples)
+        out[kind] = {m: interval([x for x in (v[m] for v in vals) if x is not None], resamples=resamples)
                      for m in METRICS if any(v[m] is not None for v in vals)}
     return out
+
+
+# --- `hindsight evaluate` on the current index (the CLI prints these reports) ---
+
+METHODS = ("hybrid", "dense", "bm25")
+
+
+def evaluate_sources(ideas: Sequence[LabelledIdea], *, loaded: LoadedIndex, embedder: Embedder, top_k: int,
+                     batch_size: int = 32, progress=None) -> dict:
+    """Dense retrieval of named sources: recall@k, match and false-match rates at the version's theta."""
+    m = loaded.manifest
+    indexed = {p["paper_id"] for p in loaded.papers.values()}
+    not_indexed = [i for i in ideas if i.papers and not any(p in indexed for p in i.papers)]
+    usable = [i for i in ideas if not i.papers or any(p in indexed for p in i.papers)]
+    if progress:
+        progress("ideas", 0, len(usable))
+    vecs = embedder.encode([i.facets(embedder).whole for i in usable], batch_size=batch_size,
+                           progress=(lambda n: progress("ideas", n, len(usable))) if progress else None)
+    hits = [[(p["paper_id"], s) for p, s in row] for row in loaded.search(vecs, top_k)] if usable else []
+    sources = [next((p for p in i.papers if p in indexed), None) for i in usable]
+    return {"index_version": loaded.version, "model": m["model"], "revision": m["revision"], "theta": m["theta"],
+            "top_k": top_k, "ideas_in_file": len(ideas), "source_not_indexed": len(not_indexed),
+            "source_not_indexed_examples": [{"id": i.id, "source": i.papers[0]} for i in not_indexed[:5]],
+            **evaluate_retrieval(sources, hits, m["theta"], ks=sorted({1, 5, min(20, top_k), top_k}))}
+
+
+def evaluate_kinds(ideas: Sequence[LabelledIdea], *, loaded: LoadedIndex, embedder: Embedder, top_k: int,
+                   resamples: int) -> dict:
+    """Per kind of labelled idea: the hybrid matcher against dense-only (the version's theta) and BM25-only (the
+    matcher's fitted BM25 threshold); LookupError when no idea's source is in the version."""
+    matcher = hybrid_of(loaded)
+    corpus = loaded.corpus
+    position = {r["paper_id"]: i for i, r in enumerate(corpus.rows)}
+    kept = [i for i in ideas if not i.source or i.source in position]
+    not_indexed = [{"line": i.line, "id": i.id, "source": i.source} for i in ideas if i not in kept]
+    if not kept:
+        raise LookupError(f"no idea whose source is in index {loaded.version} ({len(not_indexed)} name a source "
+                          "outside it: widen the window or ingest those papers)")
+    facets = [i.facets(embedder) for i in kept]
+    k = max(20, top_k)
+    vectors = embed(embedder, facets, "hybrid")  # once: the hybrid and dense-only rows share them
+    hybrid = decide(facets, loaded=loaded, embedder=embedder, matcher="hybrid", top_k=k, vectors=vectors)
+    dense = decide(facets, loaded=loaded, embedder=embedder, matcher="dense", top_k=k, vectors=vectors)
+    theta = loaded.manifest["theta"]
+    bm25_t = float(matcher.entry.get("baselines", {}).get("bm25_whole_threshold", 1.0))
+    outcomes: dict[str, list[Outcome]] = {m: [] for m in METHODS}
+    for idea, f, h, d in zip(kept, facets, hybrid, dense):
+        kind, src = idea.kind or "unlabelled", position[idea.source] if idea.source else None
+        outcomes["hybrid"].append(Outcome(kind, src, h.positions, [bool(x) for x in h.realised],
+                                          [bool(x) for x in h.direction] if h.direction is not None else None))
+        outcomes["dense"].append(Outcome(kind, src, d.positions, [bool(x) for x in d.realised], None))
+        scores = corpus.lexical.normalised(corpus.lexical.query(f.lexical_texts()["whole"]))
+        top = [int(p) for p in np.argsort(-scores, kind="stable")[:k] if scores[p] > 0]
+        outcomes["bm25"].append(Outcome(kind, src, top, [bool(scores[p] >= bm25_t) for p in top], None))
+    return {"index_version": loaded.version, "model": loaded.manifest["model"],
+            "revision": loaded.manifest["revision"], "matcher_version": matcher.version,
+            "thresholds": {"hybrid": matcher.thresholds(), "dense": {"theta": theta}, "bm25": {"bm25_whole": bm25_t}},
+            "top_k": k, "ideas_in_file": len(ideas), "ideas_scored": len(kept),
+            "source_not_indexed": len(not_indexed), "source_not_indexed_examples": not_indexed[:5],
+            "by_kind": {m: summarise(o, resamples=resamples) for m, o in outcomes.items()}}

@@ -1,9 +1,9 @@
-"""Why a paper matched, computed lexically so it costs microseconds: the abstract sentence that shares the most
-idf-weighted method stems with the idea, and the method's words that the paper also uses."""
+"""Why a paper matched, computed lexically so it costs microseconds: the abstract sentences that share the most
+idf-weighted method (and problem) stems with the idea, and the method's words that the paper also uses."""
 
 import re
 
-from indexing.lexical import LexicalIndex, stemmer, words
+from indexing.lexical import stemmer, words
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 MAX_SENTENCE = 400
@@ -14,8 +14,9 @@ def sentences(abstract: str) -> list[str]:
     return [s.strip() for s in SENTENCE.split(abstract or "") if s.strip()]
 
 
-def evidence(lexical: LexicalIndex, method_text: str, title: str, abstract: str) -> dict:
-    """{'sentence': closest abstract sentence or None, 'shared_terms': method words the paper uses}."""
+def evidence(lexical, method_text: str, title: str, abstract: str, *, problem_text: str | None = None) -> dict:
+    """{'sentence': the abstract sentence closest to the method (or None), 'problem_sentence': the one closest to
+    the problem (None without a problem), 'shared_terms': method words the paper uses}."""
     stem = stemmer().stemWord
     vocab, idf = lexical.bm25.vocab_dict, lexical.idf
 
@@ -23,20 +24,29 @@ def evidence(lexical: LexicalIndex, method_text: str, title: str, abstract: str)
         i = vocab.get(s)
         return float(idf[i]) if i is not None and i < len(idf) else lexical.oov_idf
 
-    method_words: dict[str, str] = {}  # stem -> first surface word
-    for w in words(method_text)[:4096]:
-        method_words.setdefault(stem(w), w)
-    best, best_score = None, 0.0
-    paper_stems: set[str] = {stem(w) for w in words(title)}
-    for sent in sentences(abstract):
-        stems = {stem(w) for w in words(sent)}
-        paper_stems |= stems
-        score = sum(weight(s) for s in stems & method_words.keys())
-        if score > best_score:
-            best, best_score = sent, score
+    def stems_of(text: str) -> dict[str, str]:  # stem -> first surface word
+        out: dict[str, str] = {}
+        for w in words(text)[:4096]:
+            out.setdefault(stem(w), w)
+        return out
+
+    method_words = stems_of(method_text)
+    problem_words = stems_of(problem_text) if problem_text else {}
+    sents = [(s, {stem(w) for w in words(s)}) for s in sentences(abstract)]
+    paper_stems: set[str] = {stem(w) for w in words(title)}.union(*(st for _, st in sents))
     # terms in a third or more of the papers (idf < 1) say nothing about why this one matched
     shared = sorted((s for s in paper_stems & method_words.keys() if weight(s) >= 1.0),
                     key=lambda s: (-weight(s), s))[:MAX_TERMS]
-    if best and len(best) > MAX_SENTENCE:
-        best = best[:MAX_SENTENCE - 1].rstrip() + "…"
-    return {"sentence": best, "shared_terms": [method_words[s] for s in shared]}
+
+    def closest(wanted: dict[str, str]) -> str | None:
+        best, best_score = None, 0.0
+        for sent, stems in sents:
+            score = sum(weight(s) for s in stems & wanted.keys())
+            if score > best_score:
+                best, best_score = sent, score
+        if best and len(best) > MAX_SENTENCE:
+            best = best[:MAX_SENTENCE - 1].rstrip() + "…"
+        return best
+
+    return {"sentence": closest(method_words), "problem_sentence": closest(problem_words) if problem_words else None,
+            "shared_terms": [method_words[s] for s in shared]}

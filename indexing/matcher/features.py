@@ -1,72 +1,37 @@
-"""Hybrid candidates and their features: dense top-N and BM25 top-N merged, then per (idea, candidate) a few
-numbers that mean the same thing for ideas of any length and corpora of any field.
+"""Hybrid candidates and their features: dense and BM25 top-N of the whole idea (and of its problem), merged; then
+per (idea, candidate) a few numbers that mean the same for ideas of any length or style and corpora of any field.
 
-Per candidate, for each facet f of the idea (whole = problem + method, problem, method):
-  cos_f    cosine of the facet, embedded on its own, with the paper (title + abstract)
-  bm25_f   BM25 of the facet against the paper divided by the facet's own ceiling (see indexing.lexical)
-and, for the whole idea only:
-  cos_gap  cos_whole minus the best cos_whole among the other candidates (> 0 only for the clear leader)
-  bm25_gap bm25_whole minus the best bm25_whole among the other candidates
-  dense_rr, lex_rr  1 / rank in the dense and the BM25 list (0 when outside the top-N)
-The model (indexing.matcher.model) uses a named subset of these.
+Per candidate, for each facet f of the idea (whole = problem + method, problem, method; a one-facet idea has only
+whole, which stands in for the others):
+  cos_f         cosine of the facet, embedded on its own, with the paper (title + abstract)
+  cos_f_margin  cos_f minus the best cos_f among the other candidates that are not near-copies of this one
+  cos_f_z       cos_f standardised within the idea's pool (minus the pool's mean, over its spread)
+  bm25_f        BM25 of the facet divided by the facet's own ceiling (see indexing.lexical)
+  bm25_f_share  BM25 of the facet over the pool's best: in [0, 1], 1 for the leader, whatever the idea's length
+  bm25_f_margin (bm25_f minus the best among the other non-near-copies) over the pool's best: in [-1, 1]
+Near-copies (a preprint and its proceedings version under two ids) are candidates whose paper-paper cosine is
+>= NEAR_COPY or whose normalised titles are equal: they count as one for the margins, so two copies of the source
+do not cancel each other's lead. The pre-pool-relative features (cos_gap, bm25_gap, cos_method_gap,
+bm25_method_gap, dense_rr, lex_rr) stay for the matcher entries fitted on them.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from indexing.lexical import LexicalIndex, Query, top_positions
+from indexing.lexical import LexicalIndex, Query, WindowLexical, stemmer, top_positions, words
+from indexing.matcher.corpus import Allowed
+from indexing.matcher.facets import IdeaFacets
 
 FACETS = ("whole", "problem", "method")
-ALL_FEATURES = ("cos_whole", "cos_problem", "cos_method", "bm25_whole", "bm25_problem", "bm25_method",
-                "cos_gap", "bm25_gap", "cos_method_gap", "bm25_method_gap", "dense_rr", "lex_rr")
+PER_FACET = ("cos", "cos_margin", "cos_z", "bm25", "bm25_share", "bm25_margin")
+OWN = ("cos_method_own", "cos_method_own_margin", "bm25_method_own_share", "bm25_method_own_margin")
+LEGACY = ("cos_gap", "bm25_gap", "cos_method_gap", "bm25_method_gap", "dense_rr", "lex_rr")
+ALL_FEATURES = tuple(_f for f in FACETS for _f in (f"cos_{f}", f"cos_{f}_margin", f"cos_{f}_z", f"bm25_{f}",
+                                                    f"bm25_{f}_share", f"bm25_{f}_margin")) + OWN + LEGACY
 N_CANDIDATES = 50
-Allowed = tuple[int, int] | None
-
-
-@dataclass
-class IdeaFacets:
-    """An idea's texts: whole always (the embedder's input: problem [SEP] method, or the free text); problem and
-    method only when it was given as problem + method, both with content."""
-
-    whole: str
-    problem: str | None = None
-    method: str | None = None
-    plain: str | None = None  # the words of a one-facet idea, without the embedder's separator
-
-
-    @property
-    def faceted(self) -> bool:
-        return bool(self.problem and self.problem.strip() and self.method and self.method.strip())
-
-    def lexical_texts(self) -> dict[str, str]:
-        if self.faceted:
-            return {"whole": f"{self.problem}\n{self.method}", "problem": self.problem, "method": self.method}
-        return {"whole": self.plain if self.plain is not None else self.whole}
-
-
-class ArrayCorpus:
-    """Dense search over an in-memory matrix (rows = papers.json positions), exact; for calibration and tests."""
-
-    def __init__(self, vectors: np.ndarray, lexical: LexicalIndex) -> None:
-        self.matrix, self.lexical = np.ascontiguousarray(vectors, dtype=np.float32), lexical
-
-    def __len__(self) -> int:
-        return len(self.matrix)
-
-    def dense(self, queries: np.ndarray, k: int, allowed: Allowed = None) -> list[list[tuple[int, float]]]:
-        sims = queries @ self.matrix.T
-        return [top_positions_any(row, k, allowed) for row in sims]
-
-    def vectors(self, positions: Sequence[int]) -> np.ndarray:
-        return self.matrix[np.asarray(positions, dtype=np.int64)]
-
-
-def top_positions_any(scores: np.ndarray, k: int, allowed: Allowed) -> list[tuple[int, float]]:
-    """Like lexical.top_positions but keeps negative and zero scores (cosines)."""
-    shifted = scores.astype(np.float64) + 3.0  # cosines are >= -1: shifting keeps order and makes all positive
-    return [(p, s - 3.0) for p, s in top_positions(shifted, k, allowed)]
+NEAR_COPY = 0.95  # paper-paper cosine at or above which two candidates are one paper for the margins
 
 
 @dataclass
@@ -92,58 +57,91 @@ def _gap(values: np.ndarray) -> np.ndarray:
     return values - others
 
 
+def near_copies(vecs: np.ndarray, titles: Sequence[str] | None = None) -> np.ndarray:
+    """Boolean matrix: candidate i and j are near-copies (i == j included)."""
+    same = (vecs @ vecs.T) >= NEAR_COPY
+    if titles is not None:
+        ids: dict[str, int] = {}
+        keys = np.array([ids.setdefault(k, len(ids)) if k else -1 - i
+                         for i, k in enumerate(" ".join((t or "").lower().split()) for t in titles)])
+        same |= keys[:, None] == keys[None, :]
+    np.fill_diagonal(same, True)
+    return same
+
+
+def margin(values: np.ndarray, copies: np.ndarray, look: int = 8) -> np.ndarray:
+    """value minus the best value among the candidates that are not near-copies of it (0 when there is none)."""
+    n = len(values)
+    if n < 2:
+        return np.zeros_like(values)
+    top = np.argsort(-values, kind="stable")[:min(n, look)]
+    free = ~copies[:, top]  # per candidate: which of the leaders are other papers
+    first = free.argmax(axis=1)
+    found = free[np.arange(n), first]
+    out = values - values[top[first]]
+    if not found.all():  # the leaders are all its copies: look at everyone
+        others = np.where(copies, -np.inf, values[None, :]).max(axis=1)
+        out = np.where(found, out, np.where(np.isfinite(others), values - others, 0.0))
+    return out
+
+
+def _z(values: np.ndarray) -> np.ndarray:
+    sd = values.std()
+    return (values - values.mean()) / sd if sd > 1e-9 else np.zeros_like(values)
+
+
 def candidates(corpus, facet_vectors: dict[str, np.ndarray], queries: dict[str, Query], *, faceted: bool,
                n: int = N_CANDIDATES, allowed: Allowed = None,
-               dense_hits: list[tuple[int, float]] | None = None) -> Candidates:
-    """Merge the dense and the BM25 top-n of the whole idea and compute every feature for the pool.
+               lexical: LexicalIndex | WindowLexical | None = None) -> Candidates:
+    """Merge the dense and the BM25 top-n of the whole idea (and of its problem) and compute every feature.
 
-    corpus: .dense(queries, k, allowed) -> [[(position, cosine)]], .vectors(positions), .lexical.
-    facet_vectors/queries: per facet in FACETS (problem/method absent when not faceted).
-    """
-    lexical: LexicalIndex = corpus.lexical
+    corpus: .dense(queries, k, allowed) -> [[(position, cosine)]], .vectors(positions), .lexical, .titles(positions)
+    facet_vectors/queries: per facet in FACETS (problem/method absent when not faceted). lexical: the BM25 to use
+    (default the corpus's; a window's own for exact window statistics)."""
+    lexical = lexical or corpus.lexical
     bm25 = {f: lexical.normalised(queries[f], allowed) for f in queries}
-    dense = dense_hits if dense_hits is not None else corpus.dense(facet_vectors["whole"][None, :], n, allowed)[0]
-    lex = top_positions(bm25["whole"], n, allowed)
-    pool = list(dict.fromkeys([p for p, _ in dense] + [p for p, _ in lex]))
+    searched = ["whole", "problem"] if faceted else ["whole"]  # method_own is scored, never searched
+    dense = corpus.dense(np.stack([facet_vectors[f] for f in searched]), n, allowed)
+    lex = {f: top_positions(bm25[f], n, allowed) for f in searched}
+    pool = list(dict.fromkeys([p for hits in dense for p, _ in hits] + [p for f in searched for p, _ in lex[f]]))
     if not pool:
         return Candidates(positions=[], features={name: np.zeros(0) for name in ALL_FEATURES}, faceted=faceted)
     vecs = corpus.vectors(pool)
+    copies = near_copies(vecs, corpus.titles(pool))
     feats: dict[str, np.ndarray] = {}
     for f in FACETS:
         src = f if f in facet_vectors else "whole"
-        feats[f"cos_{f}"] = (vecs @ facet_vectors[src]).astype(np.float64)
-        feats[f"bm25_{f}"] = bm25[f if f in bm25 else "whole"][pool].astype(np.float64)
+        cos = (vecs @ facet_vectors[src]).astype(np.float64)
+        b = bm25[f if f in bm25 else "whole"][pool].astype(np.float64)
+        top = b.max()
+        feats.update({f"cos_{f}": cos, f"cos_{f}_margin": margin(cos, copies), f"cos_{f}_z": _z(cos),
+                      f"bm25_{f}": b, f"bm25_{f}_share": b / top if top > 0 else np.zeros_like(b),
+                      f"bm25_{f}_margin": margin(b, copies) / top if top > 0 else np.zeros_like(b)})
+    # what the method says beyond the problem: a paper on the same problem by other means shares the problem's
+    # words and meaning, not these
+    own = feats["cos_method"] - feats["cos_problem"]
+    feats.update({"cos_method_own": own, "cos_method_own_margin": margin(own, copies)})
+    b = bm25["method_own"][pool].astype(np.float64) if "method_own" in bm25 else feats["bm25_method"]
+    top = b.max()
+    feats.update({"bm25_method_own_share": b / top if top > 0 else np.zeros_like(b),
+                  "bm25_method_own_margin": margin(b, copies) / top if top > 0 else np.zeros_like(b)})
     feats["cos_gap"] = _gap(feats["cos_whole"])
     feats["bm25_gap"] = _gap(feats["bm25_whole"])
     feats["cos_method_gap"] = _gap(feats["cos_method"])
     feats["bm25_method_gap"] = _gap(feats["bm25_method"])
-    dense_rank = {p: r for r, (p, _) in enumerate(dense, start=1)}
-    lex_rank = {p: r for r, (p, _) in enumerate(lex, start=1)}
+    dense_rank = {p: r for r, (p, _) in enumerate(dense[0], start=1)}
+    lex_rank = {p: r for r, (p, _) in enumerate(lex["whole"], start=1)}
     feats["dense_rr"] = np.array([1.0 / dense_rank[p] if p in dense_rank else 0.0 for p in pool])
     feats["lex_rr"] = np.array([1.0 / lex_rank[p] if p in lex_rank else 0.0 for p in pool])
     return Candidates(positions=pool, features=feats, faceted=faceted,
                       terms={f: q.stems for f, q in queries.items()})
 
 
-def queries_of(lexical: LexicalIndex, idea: IdeaFacets) -> dict[str, Query]:
-    return {f: lexical.query(t) for f, t in idea.lexical_texts().items()}
-
-
-def facet_texts(idea: IdeaFacets) -> dict[str, str]:
-    return {"whole": idea.whole, "problem": idea.problem, "method": idea.method} if idea.faceted else \
-        {"whole": idea.whole}
-
-
-def encode_facets(encode: Callable[[list[str]], np.ndarray],
-                  ideas: Sequence[IdeaFacets]) -> list[dict[str, np.ndarray]]:
-    """Every facet of every idea in one encode call; returns per idea {facet: vector}."""
-    texts, where = [], []
-    for i, idea in enumerate(ideas):
-        for f, t in facet_texts(idea).items():
-            where.append((i, f))
-            texts.append(t)
-    vecs = encode(texts) if texts else np.zeros((0, 0), dtype=np.float32)
-    out: list[dict[str, np.ndarray]] = [{} for _ in ideas]
-    for (i, f), v in zip(where, vecs):
-        out[i][f] = v
+def queries_of(lexical: LexicalIndex | WindowLexical, idea: IdeaFacets) -> dict[str, Query]:
+    """A query per facet, and for a faceted idea `method_own`: the method's words whose stems the problem lacks."""
+    out = {f: lexical.query(t) for f, t in idea.lexical_texts().items()}
+    if idea.faceted:
+        problem = out["problem"].stems
+        own = [w for w in words(str(idea.method)) if stemmer().stemWord(w) not in problem]
+        out["method_own"] = lexical.query(" ".join(own))
     return out

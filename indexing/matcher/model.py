@@ -14,6 +14,7 @@ changed backend gets its own fit; a build whose revision has no entry uses the m
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,9 @@ from indexing.registry import read_section, write_section_entry
 SHIPPED_DIR = Path(__file__).with_name("registry")
 DECISIONS = ("realised", "direction")
 SHAPES = ("facets", "text")
+# the models an entry holds, by its rule: problem_and_method (realised = direction AND method on the same paper) or,
+# for entries fitted before it, realised_model (a realised model of its own; realised implies direction by rule)
+RULES = {"problem_and_method": ("direction", "method"), "realised_model": ("realised", "direction")}
 MATCHERS = ("dense", "hybrid")
 
 
@@ -52,7 +56,7 @@ class Logistic:
         threshold = float(d["threshold"])
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"matcher model: threshold {threshold} outside [0, 1]")
-        return cls(feats, *arrays, float(d["intercept"]), threshold)
+        return cls(feats, arrays[0], arrays[1], arrays[2], float(d["intercept"]), threshold)
 
     def as_dict(self) -> dict:
         return {"features": list(self.features), "mean": _r(self.mean), "scale": _r(self.scale),
@@ -77,6 +81,31 @@ class HybridMatcher:
         return Logistic.from_dict(self.entry["decisions"][decision][shape])
 
     @property
+    def rule(self) -> str:
+        return str(self.entry.get("rule", "realised_model"))
+
+    def probabilities(self, shape: str, cands) -> dict[str, np.ndarray]:
+        """p_direction, p_realised (and p_method) of every candidate; p_realised = p_direction * p_method under the
+        problem_and_method rule."""
+        out = {m: (self._models[(m, shape)].proba(cands.matrix(self._models[(m, shape)].features))
+                   if cands.positions else np.zeros(0)) for m in RULES[self.rule]}
+        if self.rule == "problem_and_method":
+            out["realised"] = out["direction"] * out["method"]
+        return out
+
+    def decisions(self, shape: str, p: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """(realised, direction) per candidate, before realised implies direction is applied (decide.rank)."""
+        t = {m: self._models[(m, shape)].threshold for m in RULES[self.rule]}
+        direction = p["direction"] >= t["direction"]
+        if self.rule == "problem_and_method":
+            return direction & (p["method"] >= t["method"]), direction
+        return p["realised"] >= t["realised"], direction
+
+    @cached_property
+    def _models(self) -> dict[tuple[str, str], Logistic]:
+        return {(m, s): self.model(m, s) for m in RULES[self.rule] for s in SHAPES}
+
+    @property
     def version(self) -> str:
         return str(self.entry["version"])
 
@@ -86,14 +115,16 @@ class HybridMatcher:
 
     def thresholds(self) -> dict:
         d = self.entry["decisions"]
-        return {dec: {shape: d[dec][shape]["threshold"] for shape in SHAPES} for dec in DECISIONS}
+        return {m: {shape: d[m][shape]["threshold"] for shape in SHAPES} for m in RULES[self.rule]}
 
     @classmethod
     def from_entry(cls, entry: dict) -> "HybridMatcher":
         """Validate an entry (from a registry or a manifest); ValueError names what is wrong."""
         if not isinstance(entry, dict) or not isinstance(entry.get("decisions"), dict) or "version" not in entry:
             raise ValueError("matcher entry lacks its version or decisions")
-        for dec in DECISIONS:
+        if entry.get("rule", "realised_model") not in RULES:
+            raise ValueError(f"matcher entry rule {entry.get('rule')!r} is not one of {', '.join(RULES)}")
+        for dec in RULES[entry.get("rule", "realised_model")]:
             for shape in SHAPES:
                 try:
                     Logistic.from_dict(entry["decisions"][dec][shape])

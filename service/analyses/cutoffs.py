@@ -12,14 +12,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from indexing.embedders import Embedder
+from indexing.matcher.decide import matcher_of
 from indexing.models import Idea, Run
 from indexing.versions import LoadedIndex
 from indexing.windows import WindowError
 from service.analyses.selection import AnalysisError, NotFound, Selection, check_selection, number
 from service.analyses.systems import bootstrap_mean_ci, compare_samples
+from service.matching import embed_ideas, score_ideas
 from service.schemas import IdeaIn
-from service.matching import embed_ideas, score_hybrid
-from service.scoring import context_of, idea_text, matcher_of, score_embedded
+from service.scoring import context_of
 from service.systems import declared_cutoffs
 
 MAX_CUTOFFS = 12
@@ -67,16 +68,15 @@ def cutoff_sensitivity(session: Session, *, loaded: LoadedIndex, embedder: Embed
     ideas = [IdeaIn.model_construct(id=r.idea_id, problem=r.problem, method=r.method, text=r.text) for r in rows]
     matcher = matcher_of(loaded)
     # embedded once for every cutoff: whole texts for the dense rule, every facet for the hybrid one
-    vectors = embedder.encode([idea_text(embedder, i) for i in ideas]) if matcher == "dense" else \
-        embed_ideas(embedder, ideas)
+    vectors = embed_ideas(embedder, ideas, matcher)
     groups = [r.system if selection.group_by != "run" else f"{r.system}/{r.label}" for r in rows]
     systems_of = {g: r.system for g, r in zip(groups, rows)}
     declared = declared_cutoffs(session)
     names = sorted(set(groups))
     out = []
     for window in windows:
-        results = score_embedded(ideas, vectors, loaded=loaded, top_k=top_k, window=window) if matcher == "dense" \
-            else score_hybrid(ideas, loaded=loaded, embedder=embedder, top_k=top_k, window=window, vectors=vectors)
+        results = score_ideas(ideas, loaded=loaded, embedder=embedder, top_k=top_k, window=window, matcher=matcher,
+                              vectors=vectors)
         scores = {g: np.array([res.score for res, gg in zip(results, groups) if gg == g]) for g in names}
         matched = {g: np.array([res.matched for res, gg in zip(results, groups) if gg == g]) for g in names}
         entry: dict[str, Any] = {

@@ -7,12 +7,13 @@ import typer
 from rich.table import Table
 
 from indexing.db import session_scope
+from indexing.matcher.corpus import MatcherUnavailable
 from indexing.windows import WindowError
 from service.cli.common import JsonOpt, console, current_index, fail, print_json, progress_bars, ready_settings
 from service.generator_runs import store_run
 from service.ideas import FORMATS, LayoutError, ReadResult, attach_origins, mapping_named, read_path
-from service.matching import MatcherUnavailable
-from service.scoring import context_of, score_ideas
+from service.matching import score_ideas
+from service.scoring import context_of
 from service.systems import SystemInputError, plan_window, set_system
 
 

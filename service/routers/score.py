@@ -8,6 +8,7 @@ from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
 from indexing.db import session_scope, write_transaction
+from indexing.matcher.corpus import MatcherUnavailable
 from indexing.settings import Settings
 from indexing.windows import WindowError
 from service.deps import ADMIN_TOKEN, HolderDep, SettingsDep, require_admin
@@ -15,9 +16,9 @@ from service.errors import ADMIN, BODY, errors
 from service.generator_runs import store_run
 from service.ideas import FORMATS, LayoutError, ReadResult, SourceFile, attach_origins, mapping_named, read_files
 from service.ideas import unpack
-from service.matching import MatcherUnavailable
+from service.matching import score_ideas
 from service.schemas import IdeaIn, IsoDate, ScoreRequest, ScoreResponse
-from service.scoring import context_of, score_ideas
+from service.scoring import context_of
 from service.state import IndexHolder, NoIndex
 from service.systems import SystemInputError, plan_window, set_system
 

@@ -1,0 +1,73 @@
+"""An idea's facets: the one mapping from an idea's problem / method / free text to the texts the matcher compares
+(serving, fitting and evaluation all call `facets_of`), and their vectors in one encode call."""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from indexing.embedders import Embedder, join
+
+
+@dataclass
+class IdeaFacets:
+    """An idea's texts: whole always (the embedder's input: problem [SEP] method, or the free text); problem and
+    method only when it was given as problem + method, both with content."""
+
+    whole: str
+    problem: str | None = None
+    method: str | None = None
+    plain: str | None = None  # the words of a one-facet idea, without the embedder's separator
+    given: str = ""  # how the caller gave it: facets, problem (only), method (only) or text; "" = by its facets
+
+    @property
+    def shape_given(self) -> str:
+        return self.given or ("facets" if self.faceted else "text")
+
+    @property
+    def faceted(self) -> bool:
+        return bool(self.problem and self.problem.strip() and self.method and self.method.strip())
+
+    def lexical_texts(self) -> dict[str, str]:
+        if self.faceted:
+            return {"whole": f"{self.problem}\n{self.method}", "problem": str(self.problem),
+                    "method": str(self.method)}
+        return {"whole": self.plain if self.plain is not None else self.whole}
+
+    def texts(self) -> dict[str, str]:
+        """What each facet is embedded as."""
+        if self.faceted:
+            return {"whole": self.whole, "problem": str(self.problem), "method": str(self.method)}
+        return {"whole": self.whole}
+
+    def as_text(self) -> "IdeaFacets":
+        """The same idea given as one free text (problem and method joined): the text models' input."""
+        return IdeaFacets(" ".join(self.lexical_texts()["whole"].split("\n")), given="text")
+
+
+def facets_of(embedder: Embedder, *, problem: str | None = None, method: str | None = None,
+              text: str | None = None) -> IdeaFacets:
+    """Free text wins; else problem + method, both with content, are facets; one facet alone is a free text."""
+    if text and text.strip():
+        return IdeaFacets(text.strip(), given="text")
+    p, m = (problem or "").strip(), (method or "").strip()
+    whole = join(embedder, p, m)
+    if p and m:
+        return IdeaFacets(whole, p, m, given="facets")
+    return IdeaFacets(whole, plain=p or m, given="problem" if p else "method")  # one facet only: the text models
+
+
+def encode_facets(encode: Callable[[list[str]], np.ndarray],
+                  ideas: Sequence[IdeaFacets]) -> list[dict[str, np.ndarray]]:
+    """Every facet of every idea in one encode call (length-sorted batches beat one pass per text); returns per
+    idea {facet: vector}."""
+    texts, where = [], []
+    for i, idea in enumerate(ideas):
+        for f, t in idea.texts().items():
+            where.append((i, f))
+            texts.append(t)
+    vecs = encode(texts) if texts else np.zeros((0, 0), dtype=np.float32)
+    out: list[dict[str, np.ndarray]] = [{} for _ in ideas]
+    for (i, f), v in zip(where, vecs):
+        out[i][f] = v
+    return out
