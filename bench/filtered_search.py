@@ -13,8 +13,8 @@ filtered one (so a noisy neighbour slows both alike), median of the repeats. Row
   costs at most 20% more than unfiltered.
 * scoring (`service.matching.score_ideas` on given vectors: search + threshold + window impacts; embedding excluded
   so nothing hides the difference), on the IVF index whose search is short: its cost beyond the search (paired,
-  back to back) at the built window and at a cached other window (should be equal), the cached window lookup itself, and the
-  c_hat a new window's first request computes once.
+  back to back) at the built window and at a cached other window (should be equal), the cached window lookup
+  itself, and the c_hat a new window's first request computes once.
 """
 
 import argparse
