@@ -17,7 +17,7 @@ from indexing.ingest import ingest_path
 from indexing.matcher import calibrate as cal
 from indexing.matcher import fitting
 from indexing.settings import Settings
-from tests.conftest import SHARED_DATA
+from tests.helpers import SHARED_DATA
 
 DEV = SHARED_DATA / "ideas" / "dev_ideas.jsonl"
 PAPERLISTS = sorted((SHARED_DATA / "paperlists").glob("*/*.json"))
