@@ -210,6 +210,8 @@ def _record(db_path: Path, build_id: int, **fields) -> None:
     try:
         with session_scope(db_path) as session:
             row = session.get(IndexBuild, build_id)
+            if row is None:
+                raise LookupError(f"{db_path}: index build {build_id} has no row to note its outcome on")
             for name, value in fields.items():
                 setattr(row, name, value)
             row.finished_at = utcnow()

@@ -68,16 +68,17 @@ def theta_grid(start: float = 0.0, stop: float = 1.0, step: float = 0.01) -> np.
     return np.round(start + step * np.arange(n + 1), 6)
 
 
-def pr_curve(positives: Sequence[set[str]], hits: Hits, thetas: Sequence[float] | None = None) -> list[CurvePoint]:
+def pr_curve(positives: Sequence[set[str]], hits: Hits,
+             thetas: Sequence[float] | np.ndarray | None = None) -> list[CurvePoint]:
     """Precision, recall and F1 of "matched" (cosine >= theta within the top-k) at each theta."""
-    thetas = theta_grid() if thetas is None else np.asarray(thetas, dtype=np.float64)
+    grid = theta_grid() if thetas is None else np.asarray(thetas, dtype=np.float64)
     y, s = pair_scores(positives, hits)
     pos_scores, neg_scores = np.sort(s[y]), np.sort(s[~y])
     n_pos = len(pos_scores)
     best = np.array([max((sim for _, sim in row), default=MISSED) for row in hits], dtype=np.float64)
     best.sort()
     out = []
-    for t in thetas:
+    for t in grid:
         tp = n_pos - int(np.searchsorted(pos_scores, t, side="left"))
         fp = len(neg_scores) - int(np.searchsorted(neg_scores, t, side="left"))
         fn = n_pos - tp
@@ -180,15 +181,16 @@ def evaluate_retrieval(sources: Sequence[str | None], hits: Hits, theta: float, 
     out: dict = {"theta": theta, "ideas": len(sources), "with_source": len(with_src), "without_source": len(without)}
     if with_src:
         n = len(with_src)
+        ranked = {i: r for i in with_src if (r := ranks[i]) is not None}  # idea -> its source's rank, if found
         for k in ks:
-            out[f"recall@{k}"] = sum(1 for i in with_src if ranks[i] is not None and ranks[i] <= k) / n
-        src_matched = sum(1 for i in with_src if ranks[i] is not None and hits[i][ranks[i] - 1][1] >= theta)
+            out[f"recall@{k}"] = sum(1 for r in ranked.values() if r <= k) / n
+        src_matched = sum(1 for i, r in ranked.items() if hits[i][r - 1][1] >= theta)
         out["source_matched_rate"] = src_matched / n
         out["any_matched_rate"] = sum(1 for i in with_src if any(s >= theta for _, s in hits[i])) / n
-        found = [ranks[i] for i in with_src if ranks[i] is not None]
+        found = list(ranked.values())
         out["mrr"] = sum(1.0 / r for r in found) / n
         out["source_not_in_top_k"] = n - len(found)
-        sims = [hits[i][ranks[i] - 1][1] for i in with_src if ranks[i] is not None]
+        sims = [hits[i][r - 1][1] for i, r in ranked.items()]
         out["source_cosine_median"] = float(np.median(sims)) if sims else None
     if without:
         false = sum(1 for i in without if any(s >= theta for _, s in hits[i]))

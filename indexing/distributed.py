@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from sqlalchemy import select
+from sqlalchemy import CursorResult, select
 from sqlalchemy.dialects.sqlite import insert
 
 from indexing.cachekey import text_hash
@@ -89,6 +89,8 @@ def merge_shards(paths: Iterable[Path], *, db_path: Path, embedder: Embedder) ->
             for i in range(0, len(rows), LOOKUP_CHUNK):
                 result = session.execute(insert(Embedding).values(rows[i:i + LOOKUP_CHUNK]).on_conflict_do_nothing(
                     index_elements=["model", "revision", "content_hash"]))
+                if not isinstance(result, CursorResult):
+                    raise TypeError(f"an INSERT returned {type(result).__name__}, which has no row count")
                 added += max(result.rowcount, 0)
     return added
 
@@ -185,6 +187,13 @@ def embed_on_ray(embedder: Embedder, texts: list[str], *, settings: Settings, ad
     return added
 
 
+def _arrow(batch: object) -> pa.Table:
+    """A batch Ray was asked for as pyarrow, typed as one."""
+    if not isinstance(batch, pa.Table):
+        raise TypeError(f"Ray returned a {type(batch).__name__} batch where a pyarrow Table was asked for")
+    return batch
+
+
 def export_dataset(path: str, embedder: Embedder, *, db_path: Path):
     """Papers from Parquet or JSONL exports (title, abstract columns) as a Ray dataset of uncached
     (content_hash, text)."""
@@ -200,6 +209,6 @@ def export_dataset(path: str, embedder: Embedder, *, db_path: Path):
 
     dataset = reader(path).map_batches(to_texts, batch_format="pyarrow")
     hashes = [h for b in dataset.select_columns(["content_hash"]).iter_batches(batch_format="pyarrow")
-              for h in b["content_hash"].to_pylist()]
+              for h in _arrow(b)["content_hash"].to_pylist()]
     known = cached_hashes(db_path, embedder, hashes)
     return dataset.filter(lambda row: row["content_hash"] not in known)

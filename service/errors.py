@@ -7,7 +7,7 @@ operations add ADMIN (401, 403), operations with a body add BODY (400, 413). Eve
 file's report (422 with `message` and `errors`)."""
 
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request, Response
 from fastapi.encoders import jsonable_encoder
@@ -23,6 +23,7 @@ from indexing.db import DatabaseBusy, is_locked
 from indexing.vectorindex.base import IndexUnavailable
 
 RETRY_AFTER_SECONDS = 2
+E = TypeVar("E", bound=Exception)
 
 
 class FieldError(BaseModel):
@@ -84,11 +85,19 @@ def _json(status: int, detail: Any, headers: dict[str, str] | None = None) -> Re
     return Response(body, status_code=status, media_type="application/json", headers=headers)
 
 
-async def validation_error(request: Request, exc: RequestValidationError) -> Response:
-    return _json(422, exc.errors())
+def _expect(exc: Exception, kind: type[E]) -> E:
+    """exc as the exception type its handler is installed for (Starlette types every handler's exc as Exception)."""
+    if not isinstance(exc, kind):
+        raise TypeError(f"the {kind.__name__} handler was given a {type(exc).__name__}") from exc
+    return exc
 
 
-async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+async def validation_error(request: Request, exc: Exception) -> Response:
+    return _json(422, _expect(exc, RequestValidationError).errors())
+
+
+async def http_error(request: Request, error: Exception) -> Response:
+    exc = _expect(error, StarletteHTTPException)
     detail = exc.detail
     headers = dict(exc.headers or {})
     if exc.status_code == 413 and detail == "Content Too Large":  # a chunked body cut off by the body limit

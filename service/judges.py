@@ -5,6 +5,7 @@ import io
 import json
 import math
 from dataclasses import asdict, dataclass, field
+from typing import Literal, get_args
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -12,7 +13,8 @@ from sqlalchemy.orm import Session
 from indexing.models import Idea, JudgeScore, Run
 
 # interestingness and novel: the dimensions AI-Scientist rates its own ideas on (novel: its novelty check, 1 or 0)
-DIMENSIONS = ("novelty", "feasibility", "impact", "overall", "interestingness", "novel")
+DimensionName = Literal["novelty", "feasibility", "impact", "overall", "interestingness", "novel"]
+DIMENSIONS: tuple[DimensionName, ...] = get_args(DimensionName)
 KNOWN_FIELDS = {"idea_id", "judge", "system", "run", *DIMENSIONS}
 
 

@@ -88,6 +88,13 @@ def test_on_disk_merge_gives_the_same_answers_and_moves_with_its_folder(corpus, 
     np.testing.assert_allclose(sims_disk, sims_ram, atol=1e-6)
 
 
+def test_saving_in_ram_lists_as_ondisk_is_refused_naming_the_file(in_ram, tmp_path):
+    claims_ondisk = FaissIndex(in_ram.index, in_ram.factory, {**in_ram.params, "ondisk": True})
+    with pytest.raises(ValueError, match=r"index\.faiss: the manifest says ondisk, but the index holds "
+                                         r"ArrayInvertedLists"):
+        claims_ondisk.save(tmp_path)
+
+
 def test_in_memory_ivf_records_recall_and_flat_stays_exact(corpus):
     paths, queries = corpus
     ids, vectors = zip(*(read_shard(p, dim=DIM) for p in paths))

@@ -67,18 +67,36 @@ def range_params(index: faiss.Index, lo: int, hi: int) -> faiss.SearchParameters
     1/sqrt(share of the corpus in the range), capped at nlist, which keeps recall@20 at or above the unfiltered one
     while scanning fewer codes than an unfiltered search (bench/filtered_search.py measures both).
     """
-    sel = faiss.IDSelectorRange(lo, hi, True)
+    # faiss's SearchParameters wrapper keeps the selector and quantizer parameters assigned to it alive
+    params: faiss.SearchParameters
     if not is_ivf(index):
-        params = faiss.SearchParameters(sel=sel)
+        params = faiss.SearchParameters()
     else:
         ivf = faiss.extract_index_ivf(index)
         nprobe = min(ivf.nlist, math.ceil(ivf.nprobe * math.sqrt(ivf.ntotal / (hi - lo))))
-        params = faiss.SearchParametersIVF(sel=sel, nprobe=nprobe)
+        params = ivf_params = faiss.SearchParametersIVF()
+        ivf_params.nprobe = nprobe
         if isinstance(faiss.downcast_index(ivf.quantizer), faiss.IndexHNSW):
-            params.quantizer_params = faiss.SearchParametersHNSW(efSearch=max(2 * nprobe, 16))
-            params._quantizer_params = params.quantizer_params  # the SWIG struct does not own it
-    params._sel = sel  # nor its selector: keep it alive as long as the parameters
+            hnsw = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]  # missing from faiss's stubs
+            hnsw.efSearch = max(2 * nprobe, 16)
+            ivf_params.quantizer_params = hnsw
+    params.sel = faiss.IDSelectorRange(lo, hi, True)
     return params
+
+
+def ivf_lists(ivf: faiss.IndexIVF) -> faiss.InvertedLists:
+    """The inverted lists of an IVF index, as their own class."""
+    if ivf.invlists is None:
+        raise ValueError("the IVF index has no inverted lists")
+    return faiss.downcast_InvertedLists(ivf.invlists)
+
+
+def ondisk_lists(index: faiss.Index, where: Path) -> faiss.OnDiskInvertedLists:
+    """The on-disk inverted lists of the IVF index stored at where."""
+    lists = ivf_lists(faiss.extract_index_ivf(index))
+    if not isinstance(lists, faiss.OnDiskInvertedLists):
+        raise ValueError(f"{where}: the manifest says ondisk, but the index holds {type(lists).__name__}")
+    return lists
 
 
 class FaissIndex:
@@ -105,7 +123,7 @@ class FaissIndex:
         if params.get("ondisk"):
             # the file names the ivfdata path it was merged at; point it at this folder's copy
             index = faiss.read_index(str(folder / FILENAME), faiss.IO_FLAG_SKIP_IVF_DATA)
-            lists = faiss.downcast_InvertedLists(faiss.extract_index_ivf(index).invlists)
+            lists = ondisk_lists(index, folder / FILENAME)
             lists.filename = str(folder / IVFDATA)
             lists.read_only = True
             lists.do_mmap()
@@ -172,9 +190,10 @@ class FaissIndex:
             try:
                 ivf.make_direct_map()
             except RuntimeError:  # ids are not 0..n-1
-                ivf.set_direct_map_type(faiss.DirectMap.Hashtable)
-            probe = next((int(faiss.rev_swig_ptr(ivf.invlists.get_ids(lst), 1)[0]) for lst in range(ivf.nlist)
-                          if ivf.invlists.list_size(lst)), 0)
+                ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # type: ignore[attr-defined]  # not in the stubs
+            lists = ivf_lists(ivf)
+            probe = next((int(faiss.rev_swig_ptr(lists.get_ids(lst), 1)[0]) for lst in range(ivf.nlist)
+                          if lists.list_size(lst)), 0)
         outer = faiss.downcast_index(self.index)
         if hasattr(outer, "id_map"):  # IDMap around IVF: the lists hold inner ids, callers pass outer ones
             probe = int(outer.id_map.at(0)) if outer.id_map.size() else 0
@@ -193,7 +212,7 @@ class FaissIndex:
         path = folder / FILENAME
         files = [path]
         if self.params.get("ondisk"):
-            lists = faiss.downcast_InvertedLists(faiss.extract_index_ivf(self.index).invlists)
+            lists = ondisk_lists(self.index, path)
             source = Path(lists.filename)
             if source != folder / IVFDATA:
                 shutil.move(source, folder / IVFDATA)  # the open mmap follows the inode

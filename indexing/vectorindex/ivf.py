@@ -200,7 +200,7 @@ def build_from_shards(paths: Sequence[Path], *, dim: int, factory: str | None = 
                 _collect(pending.pop(0).result(), index, sub_files, exact_parts, say, len(paths))
         for fut in pending:
             _collect(fut.result(), index, sub_files, exact_parts, say, len(paths))
-    if tmp is not None:
+    if tmp is not None and ondisk_dir is not None:  # tmp is made only with an ondisk_dir
         from faiss.contrib.ondisk import merge_ondisk
 
         target = ondisk_dir / IVFDATA

@@ -18,7 +18,7 @@ from service.analyses.selection import load_ideas
 from service.deps import HolderDep, SessionDep, SettingsDep
 from service.runs import matcher_labels
 from service.errors import errors
-from service.judges import DIMENSIONS
+from service.judges import DimensionName
 from service.state import NoIndex
 
 router = APIRouter(prefix="/v1/analysis", tags=["analysis"])
@@ -35,7 +35,7 @@ HindsightCut = Annotated[str | None, Query(pattern=f"^(matched|median|{NUMBER})$
                                            description="matched (default), median, or a number: high = score > it.")]
 JudgeCut = Annotated[str | None, Query(pattern=f"^(median|{NUMBER})$",
                                        description="median (default) or a number: high = judge score > it.")]
-Dimension = Annotated[Literal[DIMENSIONS], Query(description="The judge dimension.")]
+Dimension = Annotated[DimensionName, Query(description="The judge dimension.")]
 Quadrant = Annotated[Literal["true_positive", "hidden_gem", "overhyped", "true_negative"] | None,
                      Query(description="Only this quadrant's ideas.")]
 # what the store does not hold (a run, a system, a judge, anything scored) is a 404; a selection its contents make
