@@ -13,7 +13,7 @@ from indexing.db import migrate
 from indexing.settings import Settings, get_settings
 from tests.helpers import ROOT, Server
 
-__all__ = ["ROOT"]  # tests/test_matcher.py still imports ROOT from here; new code imports tests.helpers
+
 
 # a test that asks for one of these starts a real server process, so it belongs to the second CI step
 SERVER_FIXTURES = {"server_factory", "live_server"}

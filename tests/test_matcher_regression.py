@@ -21,7 +21,7 @@ from tests.helpers import SHARED_DATA
 
 DEV = SHARED_DATA / "ideas" / "dev_ideas.jsonl"
 PAPERLISTS = sorted((SHARED_DATA / "paperlists").glob("*/*.json"))
-pytestmark = [pytest.mark.shared, pytest.mark.skipif(not DEV.exists() or not PAPERLISTS,
+pytestmark = [pytest.mark.shared, pytest.mark.server, pytest.mark.skipif(not DEV.exists() or not PAPERLISTS,
                                                      reason="../shared/data (dev ideas, paperlists) is absent")]
 
 # nested leave-one-field-out on the dev set alone (bf16 MiniLM, 2026-12-01); (kind, measure): recorded value
