@@ -11,21 +11,15 @@ from typer.testing import CliRunner
 
 from indexing.db import migrate
 from indexing.settings import Settings, get_settings
-from tests.helpers import ROOT, Server
-
-
+from tests.helpers import Server
 
 # a test that asks for one of these starts a real server process, so it belongs to the second CI step
 SERVER_FIXTURES = {"server_factory", "live_server"}
-# subprocess tests in a module another branch is moving today (test_metrics_battery.py); by function name, so the
-# mark survives the move; it belongs in that module after the merge
-SUBPROCESS_TESTS = {"test_malformed_input_as_a_subprocess"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        by_fixture = SERVER_FIXTURES & set(getattr(item, "fixturenames", ()))
-        if by_fixture or getattr(item, "originalname", "") in SUBPROCESS_TESTS:
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.server)
 
 

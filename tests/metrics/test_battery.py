@@ -236,6 +236,7 @@ def test_malformed_input_in_process(case: Case, tmp_path: Path):
     check(case, result.exit_code, result.stdout, result.output, paths)
 
 
+@pytest.mark.server  # a CLI subprocess per case
 @pytest.mark.parametrize("case", [c for c in CASES if c.subprocess], ids=lambda c: c.name)
 def test_malformed_input_as_a_subprocess(case: Case, tmp_path: Path):
     args, paths = arguments(case, tmp_path)
