@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def works(n: int) -> list[dict]:
-    from tests.fetch_replay import recorded
+    from tests.replay_server import recorded
 
     base = recorded("openalex/works_cursor_first_page.json")["results"] + [recorded("openalex/work_single.json")]
     out = []
@@ -47,7 +47,7 @@ def main() -> None:
     from indexing.fetch.walk import run
     from indexing.ingest import ingest_bytes
     from indexing.settings import Settings
-    from tests.fetch_replay import Replay, openalex_pages
+    from tests.replay_server import Replay, openalex_pages
 
     n = args.pages * args.per_page
     pages = openalex_pages(works(n), per_page=args.per_page)

@@ -6,9 +6,13 @@ A text past the embedder's window is warned about but still decided: the embedde
 reads all of it.
 """
 
+import copy
 import re
+import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from indexing.lexical import STOPWORDS, TOKEN, words
 from indexing.matcher.facets import IdeaFacets
@@ -82,8 +86,26 @@ def token_counts(embedder, ideas: Sequence[IdeaFacets]) -> list[dict[str, int]] 
     if tokenizer is None:
         return None
     texts = [(i, f, t) for i, idea in enumerate(ideas) for f, t in idea.texts().items()]
-    ids = tokenizer([t for _, _, t in texts], add_special_tokens=True, truncation=False)["input_ids"] if texts else []
+    ids: list = []
+    if texts:
+        counter, lock = _counter(tokenizer)
+        with lock:
+            ids = counter([t for _, _, t in texts], add_special_tokens=True, truncation=False)["input_ids"]
     out: list[dict[str, int]] = [{} for _ in ideas]
     for (i, f, _), row in zip(texts, ids):
         out[i][f] = len(row)
     return out
+
+
+_COUNTERS: "weakref.WeakKeyDictionary[Any, tuple[Any, threading.Lock]]" = weakref.WeakKeyDictionary()
+_COUNTERS_LOCK = threading.Lock()
+
+
+def _counter(tokenizer: Any) -> tuple[Any, threading.Lock]:
+    """A private copy of the embedder's tokenizer, with its own lock: counting without truncation switches a fast
+    tokenizer's truncation state, and an encode running in another request's thread then fails ("Already
+    borrowed")."""
+    with _COUNTERS_LOCK:
+        if tokenizer not in _COUNTERS:
+            _COUNTERS[tokenizer] = (copy.deepcopy(tokenizer), threading.Lock())
+        return _COUNTERS[tokenizer]

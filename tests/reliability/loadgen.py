@@ -109,7 +109,8 @@ class LoadGenerator:
         out = r.json()
         ideas = [{"id": i["id"], "score": i["score"], "matched": i["matched"], "shape": i.get("shape"),
                   "matches": [{k: m.get(k) for k in ("paper_id", "similarity", "impact", "above_threshold",
-                                                     "p_realised")}
+                                                     "p_realised", "p_direction", "p_method", "realised",
+                                                     "direction")}
                               for m in i["matches"]]} for i in out["ideas"]]
         return Answer(sent, received, 200, version=out["index_version"], theta=out["theta"], ideas=ideas,
                       matcher=out.get("matcher", "dense"), thresholds=out.get("thresholds", {}))
@@ -139,9 +140,8 @@ def check_answer(answer: Answer, versions: dict[str, VersionSnapshot], order: li
         problems.append(f"theta {answer.theta} differs from {snap.version}'s {snap.theta}")
     hybrid = answer.matcher == "hybrid"
     for idea in answer.ideas:
-        # the dense matcher ranks by cosine and matches at theta; the hybrid one by p_realised at its threshold
-        key, cut = (("p_realised", answer.thresholds["realised"][idea["shape"]]) if hybrid
-                    else ("similarity", snap.theta))
+        # the dense matcher ranks by cosine and matches at theta; the hybrid one by p_realised (its thresholds below)
+        key = "p_realised" if hybrid else "similarity"
         sims = [m[key] for m in idea["matches"]]
         if sims != sorted(sims, reverse=True):
             problems.append(f"{idea['id']}: matches not sorted by {key}")
@@ -150,10 +150,24 @@ def check_answer(answer: Answer, versions: dict[str, VersionSnapshot], order: li
                 problems.append(f"{idea['id']}: {m['paper_id']} is not in {snap.version}")
             elif abs(snap.impacts[m["paper_id"]] - m["impact"]) > 1e-9:
                 problems.append(f"{idea['id']}: impact of {m['paper_id']} differs from {snap.version}'s")
-            sim = m[key]  # rounded to 6 digits in the answer
-            if not (sim >= cut - 1e-6 if m["above_threshold"] else sim < cut + 1e-6):
-                problems.append(f"{idea['id']}: above_threshold disagrees with {key} threshold {cut}")
+            problems += threshold_problems(idea, m, answer.thresholds if hybrid else {"theta": snap.theta})
         best = max((m["impact"] for m in idea["matches"] if m["above_threshold"]), default=0.0)
         if abs(best - idea["score"]) > 1e-9 or idea["matched"] != any(m["above_threshold"] for m in idea["matches"]):
             problems.append(f"{idea['id']}: score {idea['score']} is not the best matched impact {best}")
     return problems
+
+
+def threshold_problems(idea: dict, m: dict, thresholds: dict) -> list[str]:
+    """A match's decision against the thresholds its answer names (values are rounded to 6 digits in answers)."""
+    if "theta" in thresholds:  # dense: cosine >= theta
+        cut = thresholds["theta"]
+        ok = m["similarity"] >= cut - 1e-6 if m["above_threshold"] else m["similarity"] < cut + 1e-6
+        return [] if ok else [f"{idea['id']}: above_threshold disagrees with theta {cut}"]
+    if "method" in thresholds:  # problem_and_method: realised needs both on the same paper, and implies direction
+        t_dir, t_met = thresholds["direction"][idea["shape"]], thresholds["method"][idea["shape"]]
+        both = m["p_direction"] >= t_dir - 1e-6 and m["p_method"] >= t_met - 1e-6
+        ok = m["above_threshold"] == m["realised"] and (both and m["direction"] if m["realised"] else True)
+        return [] if ok else [f"{idea['id']}: realised disagrees with thresholds {t_dir} / {t_met}"]
+    cut = thresholds["realised"][idea["shape"]]  # entries fitted before the rule: a realised model of its own
+    ok = m["p_realised"] >= cut - 1e-6 if m["above_threshold"] else m["p_realised"] < cut + 1e-6
+    return [] if ok else [f"{idea['id']}: above_threshold disagrees with p_realised threshold {cut}"]
