@@ -90,7 +90,8 @@ def token_counts(embedder, ideas: Sequence[IdeaFacets]) -> list[dict[str, int]] 
     if texts:
         counter, lock = _counter(tokenizer)
         with lock:
-            ids = counter([t for _, _, t in texts], add_special_tokens=True, truncation=False)["input_ids"]
+            ids = counter([t for _, _, t in texts], add_special_tokens=True, truncation=False,
+                          verbose=False)["input_ids"]
     out: list[dict[str, int]] = [{} for _ in ideas]
     for (i, f, _), row in zip(texts, ids):
         out[i][f] = len(row)
