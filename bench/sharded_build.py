@@ -77,8 +77,8 @@ def _latency(index: faiss.Index, queries: np.ndarray, k: int) -> dict:
     t0 = time.perf_counter()
     index.search(queries, k)
     batch = time.perf_counter() - t0
-    return {"median_ms": round(1000 * float(np.median(times)), 3), "p95_ms": round(1000 * float(np.percentile(times, 95)), 3),
-            "batch_qps": round(len(queries) / batch, 1)}
+    return {"median_ms": round(1000 * float(np.median(times)), 3),
+            "p95_ms": round(1000 * float(np.percentile(times, 95)), 3), "batch_qps": round(len(queries) / batch, 1)}
 
 
 def build(args) -> dict:

@@ -33,7 +33,8 @@ class Settings(BaseSettings):
     embed_workers: int = Field(0, ge=0, le=64,
                                description="Processes that embed a build (one torch thread each); 0 = auto: one per "
                                            "CPU core for builds of 512+ new texts on CPU, else in-process.")
-    batch_size: int = Field(16, ge=1, le=1024, description="Texts per encoder batch in builds (16: measured fastest for bf16 MiniLM on CPU, less padding than 32).")
+    batch_size: int = Field(16, ge=1, le=1024, description="Texts per encoder batch in builds (16: measured fastest "
+                                                           "for bf16 MiniLM on CPU, less padding than 32).")
 
     vector_backend: str = Field("faiss", pattern="^(faiss|qdrant)$",
                                 description="Where builds put the vectors: faiss (files in the version folder) or "
