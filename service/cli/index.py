@@ -55,7 +55,7 @@ def build(model: str = typer.Option(None, help="Embedder: minilm (offline defaul
     c = m["counts"]
     console.print(f"published [bold]{result.version}[/] in {result.seconds:.1f}s: {c['indexed']} papers indexed "
                   f"({c['embedded_new']} embedded, {c['embedded_from_cache']} from cache), model {m['model']} "
-                  f"theta {m['theta']}, matcher {m['matcher']['default']}, "
+                  f"theta {m['theta']}, matcher {m['matcher']['default']}, index {m['index']['kind']}, "
                   f"window {m['window']['start']}..{m['window']['end']}; excluded "
                   f"{c['excluded_before_cutoff']} before cutoff, {c['excluded_after_window']} after window",
                   highlight=False)
