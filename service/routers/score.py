@@ -104,16 +104,11 @@ def _score(settings: Settings, holder: IndexHolder, *, ideas: list[IdeaIn], syst
     except MatcherUnavailable as exc:
         raise HTTPException(422, str(exc)) from None
     # its own transaction, committed before the answer; retried while SQLite is locked, else 503 + Retry-After
-    if read is None:
-        run_id, ratings = write_transaction(settings.db_path, lambda session: store_run(
-            session, system=system, label=run, read=ReadResult.of(ideas), results=results, context=context),
-            budget=settings.write_retry_seconds)
-        counts = None
-    else:
-        run_id, ratings = write_transaction(settings.db_path, lambda session: store_run(
-            session, system=system, label=run, read=read, results=results, context=context),
-            budget=settings.write_retry_seconds)
-        counts = {**read.counts(), "scored": len(results)}
+    counts = None if read is None else {**read.counts(), "scored": len(results)}  # uploads report what was read
+    stored = read or ReadResult.of(ideas)
+    run_id, ratings = write_transaction(settings.db_path, lambda session: store_run(
+        session, system=system, label=run, read=stored, results=results, context=context),
+        budget=settings.write_retry_seconds)
     return ScoreResponse(**context.model_dump(), system=system, run=run, run_id=run_id, ideas=results, read=counts,
                          judge_scores=ratings)
 
