@@ -186,3 +186,13 @@ def test_a_directory_reads_its_json_files_and_lists_the_others(tmp_path: Path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(LayoutError, match="holds no .json"):
         read_path(tmp_path / "empty")
+
+
+def test_a_one_line_json_array_of_ideas_reads_as_hindsight_ideas(tmp_path):
+    path = tmp_path / "ideas.json"
+    path.write_text('\ufeff[{"id": "a1", "problem": "Robots miss transparent objects.", "method": "Complete depth '
+                    'from RGB."}, {"id": "a2", "text": "Sparse experts for long context."}, {"id": 3, "text": "x"}]',
+                    encoding="utf-8")
+    read = read_path(path, "auto")
+    assert [r.idea.id for r in read.ideas] == ["a1", "a2"] and read.formats == ["jsonl"]
+    assert len(read.refusals) == 1 and "3" in str(read.refusals[0]) and "id" in str(read.refusals[0])

@@ -104,9 +104,10 @@ def _read_one(file: SourceFile, fmt: str, result: ReadResult, mappings: dict[str
         value, whole = None, False
     layout = fmt if fmt != "auto" else _recognise(file, value) if whole else jsonl.NAME
     if layout == jsonl.NAME:
-        rows = [(1, value)] if whole and not isinstance(value, list) else jsonl.parse(file, text)
-        if whole and isinstance(value, list):
-            raise LayoutError(file.name, "id", "a JSON array is not JSON Lines: write one idea object a line")
+        if whole and isinstance(value, list):  # one JSON array of ideas, as many tools write them: record = index
+            rows = list(enumerate(value, start=1))
+        else:
+            rows = [(1, value)] if whole else jsonl.parse(file, text)
         if fmt == jsonl.NAME and whole and not jsonl.fits(value):
             raise LayoutError(file.name, "id", "a JSONL idea needs 'id' and 'problem'/'method' or 'text'")
         jsonl.read(file, rows, result, max_chars=max_chars)
@@ -122,7 +123,7 @@ def _recognise(file: SourceFile, value: object) -> str:
         return ai_scientist.NAME
     if ai_researcher.fits(value):
         return ai_researcher.NAME
-    if jsonl.fits(value):
+    if jsonl.fits(value) or (isinstance(value, list) and value and all(jsonl.fits(v) for v in value)):
         return jsonl.NAME
     if isinstance(value, list):
         raise LayoutError(file.name, "Experiment", "fits no layout: a JSON array reads as an AI-Scientist "
