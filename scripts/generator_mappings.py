@@ -5,8 +5,10 @@ index (nothing stored) and compared with hand-judged pairs.
 
 Per mapping: ideas with a realised / direction match; over the labelled ideas, the rank (in the top 20) of the
 best-ranked judged same-problem paper under the hybrid matcher's order and under plain cosine (dense), hit@1/5/20 and
-MRR; and the direction (realised) decisions' precision and recall against same_problem (same_problem_and_approach)
-over the labelled ideas.
+MRR; the direction (realised) decisions' precision and recall against same_problem (same_problem_and_approach)
+over the labelled ideas; and the ceiling any decision over the top 20 has: the share of judged same-problem pairs
+listed in the idea's top 20 at all, and how well p_direction orders the judged candidates (ROC AUC of same-problem
+against the reviewed papers judged otherwise).
 """
 
 import argparse
@@ -14,11 +16,14 @@ import json
 import sys
 from pathlib import Path
 
+from sklearn.metrics import roc_auc_score
+
 from indexing.settings import get_settings
 from service.cli.common import current_index
 from service.ideas import read_path
 from service.ideas.ai_researcher import MAPPINGS
-from service.scoring import context_of, score_ideas
+from service.matching import score_ideas
+from service.scoring import context_of
 
 
 def labels_of(paths: list[Path]) -> dict[str, dict]:
@@ -54,6 +59,27 @@ def decisions(results, labels, flag: str, gold: str) -> dict:
             "precision": tp / (tp + fp) if tp + fp else None, "recall": tp / (tp + fn) if tp + fn else None}
 
 
+def ceiling(results, labels) -> dict:
+    """Judged same-problem pairs listed in the top k at all, and p_direction's ROC AUC over the listed judged papers
+    (same-problem against reviewed-and-judged-otherwise)."""
+    pairs = listed = 0
+    scores, truth = [], []
+    for r in results:
+        label = labels.get(r.id)
+        if not label or not label["same_problem"]:
+            continue
+        same, reviewed = set(label["same_problem"]), set(label.get("reviewed", []))
+        pairs += len(same)
+        listed += sum(m.paper_id in same for m in r.matches)
+        for m in r.matches:
+            if m.paper_id in same or m.paper_id in reviewed:
+                scores.append(m.p_direction)
+                truth.append(m.paper_id in same)
+    auc = roc_auc_score(truth, scores) if len(set(truth)) == 2 and None not in scores else None
+    return {"same_problem_pairs": pairs, "listed_in_top_k": listed / pairs if pairs else None,
+            "p_direction_auc": auc, "judged_listed": len(truth)}
+
+
 def measure(plans: Path, labels: dict[str, dict], top_k: int = 20) -> list[dict]:
     settings = get_settings()
     loaded, embedder = current_index(settings)
@@ -77,6 +103,7 @@ def measure(plans: Path, labels: dict[str, dict], top_k: int = 20) -> list[dict]
             "direction_vs_same_problem": decisions(hybrid, labels, "direction", "same_problem"),
             "realised_vs_same_problem_and_approach": decisions(hybrid, labels, "realised",
                                                                "same_problem_and_approach"),
+            "ceiling": ceiling(hybrid, labels),
             "context": context_of(loaded, top_k, matcher="hybrid").model_dump(include={
                 "model", "index_version", "matcher", "matcher_version", "thresholds", "cutoff", "window"}),
         })
@@ -87,7 +114,8 @@ def table(rows: list[dict]) -> str:
     def f(x):
         return "–" if x is None else f"{x:.2f}" if isinstance(x, float) else str(x)
     head = ("| mapping | realised ideas | direction ideas | hybrid hit@1 / @5 / @20, MRR | dense hit@1 / @5 / @20, MRR "
-            "| direction P / R | realised P / R |\n|---|---|---|---|---|---|---|")
+            "| direction P / R | realised P / R | pairs in top 20 | p_direction AUC |\n"
+            "|---|---|---|---|---|---|---|---|---|")
     lines = [head]
     for r in rows:
         h, d = r["rank_hybrid"], r["rank_dense"]
@@ -97,7 +125,8 @@ def table(rows: list[dict]) -> str:
                      f"| {f(d['hit@1'])} / {f(d['hit@5'])} / {f(d['hit@20'])}, {f(d['mrr'])} "
                      f"| {f(dv['precision'])} / {f(dv['recall'])} ({dv['correct']}/{dv['flagged']}, "
                      f"{dv['gold_pairs']} gold) | {f(rv['precision'])} / {f(rv['recall'])} "
-                     f"({rv['correct']}/{rv['flagged']}, {rv['gold_pairs']} gold) |")
+                     f"({rv['correct']}/{rv['flagged']}, {rv['gold_pairs']} gold) "
+                     f"| {f(r['ceiling']['listed_in_top_k'])} | {f(r['ceiling']['p_direction_auc'])} |")
     return "\n".join(lines)
 
 

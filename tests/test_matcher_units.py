@@ -256,25 +256,3 @@ def test_out_of_range_ideas_are_warned_and_never_realised(minilm):
     assert ranges[4].can_realise and any("past the embedder's 256" in w and w.startswith("method")
                                          for w in ranges[4].warnings)
     assert "direction only" in ranges[1].for_hybrid()[-1]
-
-
-def test_judged_pairs_reader_flattens_generator_files(tmp_path, minilm):
-    import json
-
-    from indexing.matcher.judged import ai_researcher_idea, flatten, read_judged
-
-    assert flatten({"Step 1": ["a", {"b": 2}], "Step 2": None}) == "Step 1: a\nb: 2\nStep 2: "
-    plan = tmp_path / "topic" / "idea.json"
-    plan.parent.mkdir()
-    plan.write_text(json.dumps({"raw_idea": {"Problem": "raw problem", "Proposed Method": "raw method"},
-                                "full_experiment_plan": {"Problem Statement": "Models hallucinate.",
-                                                         "Proposed Method": {"1": "Debate.", "2": "Vote."}}}))
-    f = ai_researcher_idea(plan, minilm)
-    assert f.faceted and f.problem == "Models hallucinate." and f.method == "1: Debate.\n2: Vote."
-    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    a.write_text(json.dumps({"idea": "topic/idea", "same_problem": ["p1"]}) + "\n")
-    b.write_text(json.dumps({"idea": "topic/idea", "same_problem": ["p2"]}) + "\n\n")
-    assert read_judged([a, b]) == [{"idea": "topic/idea", "same_problem": ["p2"]}]
-    b.write_text(json.dumps({"same_problem": []}) + "\n")
-    with pytest.raises(ValueError, match=r"b.jsonl:1: field 'idea'"):
-        read_judged([b])
