@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from fastapi import FastAPI, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
+from fastapi.routing import iter_route_contexts
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -112,11 +113,12 @@ async def http_error(request: Request, error: Exception) -> Response:
 
 def allowed_methods(request: Request) -> list[str]:
     """Every method of every route on this path: Starlette's 405 names only the first route's (GET /v1/papers
-    would hide POST /v1/papers)."""
+    would hide POST /v1/papers). Included routers are walked through FastAPI's route contexts: the app's own list
+    holds one entry per router, which matches no path itself."""
     methods: set[str] = set()
-    for route in request.app.router.routes:
+    for route in iter_route_contexts(request.app.router.routes):
         match, _ = route.matches(request.scope)
-        if match != Match.NONE and getattr(route, "methods", None):
+        if match != Match.NONE and route.methods:
             methods |= route.methods
     return sorted(methods)
 

@@ -94,12 +94,15 @@ def run_ideas(session: Session, run: Run) -> list[dict]:
 
 
 def matcher_label(matcher: str | None, version: str | None, thresholds: dict | None) -> str:
-    """The match rule a score was made with, as a plot names it (theta decides nothing on a hybrid index)."""
+    """The match rule a score was made with, as a plot names it (theta decides nothing on a hybrid index): each
+    decision's thresholds per idea shape; a matcher without a realised model realises by direction and method."""
     t = thresholds or {}
     if matcher == "hybrid":
         def rule(decision: str) -> str:
             return "/".join(f"{shape} {value:.2f}" for shape, value in (t.get(decision) or {}).items()) or "–"
-        return f"hybrid matcher {version or ''}: p realised ≥ {rule('realised')}, p direction ≥ {rule('direction')}"
+        decisions = [d for d in ("realised", "direction", "method") if d in t] or ["realised", "direction"]
+        both = "" if "realised" in decisions else " (realised: both)"
+        return f"hybrid matcher {version or ''}: " + ", ".join(f"p {d} ≥ {rule(d)}" for d in decisions) + both
     return f"dense matcher: cosine ≥ θ {t.get('theta', '–')}"
 
 
