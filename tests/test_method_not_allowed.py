@@ -20,6 +20,9 @@ def client(tmp_path_factory):
     ("PUT", "/v1/judge-scores", "GET, POST"),
     ("DELETE", "/v1/systems/some-system", "GET, PUT"),
     ("POST", "/openapi.json", "GET, HEAD"),
+    # its own route's method, not also GET /v1/papers/{paper_id:path}'s (another resource in the OpenAPI document)
+    ("OPTIONS", "/v1/papers/fetch", "POST"),
+    ("DELETE", "/v1/papers/10.5555/some.paper", "GET"),
 ])
 def test_405_names_the_allowed_methods(client, method, path, allowed):
     r = client.request(method, path)
