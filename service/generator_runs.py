@@ -36,8 +36,9 @@ def score_run(settings: Settings, *, loaded: LoadedIndex, embedder: Embedder, re
               top_k: int | None = None, matcher: str | None = None,
               progress: Callable[[int, int], None] | None = None) -> ScoredRun:
     """Score the ideas read against this index version and store them under (system, run), each write in its own
-    transaction retried while SQLite is locked. SystemInputError, WindowError and MatcherUnavailable say what is
-    refused before anything is stored (a declared knowledge cutoff included); progress(done, total) per batch."""
+    transaction retried while SQLite is locked; progress(done, total) per batch. SystemInputError, WindowError and
+    a MatcherUnavailable of the version itself are raised before anything is written (a declared knowledge cutoff
+    included); a MatcherUnavailable met while scoring, before the scores are stored."""
     def planned(session: Session) -> tuple[WindowPlan, ScoringContext]:
         if knowledge_cutoff:  # declared first, so the run's default cutoff is the declared one
             set_system(session, name=system, knowledge_cutoff=knowledge_cutoff)
