@@ -110,6 +110,11 @@ def test_idea_drill_down_shows_hybrid_probabilities_and_evidence(tmp_path):
                 errors = []
                 page.on("pageerror", lambda e: errors.append(str(e)))
                 page.goto(srv.url + "/")
+                # the run view marks the idea that has warnings, and names them on hover
+                page.wait_for_function("Number(document.querySelector('#runview-section').dataset.ready) > 0")
+                assert page.locator("#runview-table .warn").count() == 1
+                assert page.locator(f"#runview-table tr[data-idea='{idea_pk}'] .warn").get_attribute("title") == \
+                    "very short (5 distinct content words)\njudged for direction only"
                 page.wait_for_function("typeof openIdea === 'function'")
                 page.evaluate(f"openIdea({idea_pk})")
                 page.wait_for_selector("#matches-table[data-matcher='hybrid'] tbody tr")
