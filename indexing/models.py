@@ -132,6 +132,9 @@ class Score(Base):
     n_matches: Mapped[int | None] = mapped_column(Integer)
     direction_score: Mapped[float | None] = mapped_column(Float)
     n_direction_matches: Mapped[int | None] = mapped_column(Integer)
+    # migration 0007_stored_evidence; NULL on scores stored before it (not recorded, not "none")
+    warnings: Mapped[list | None] = mapped_column(JSON)
+    shape: Mapped[str | None] = mapped_column(String(16))
     scored_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     idea: Mapped[Idea] = relationship(back_populates="score")
@@ -162,6 +165,8 @@ class Match(Base):
     direction: Mapped[bool | None] = mapped_column(Boolean)
     evidence_sentence: Mapped[str | None] = mapped_column(Text)
     shared_terms: Mapped[list | None] = mapped_column(JSON)
+    p_method: Mapped[float | None] = mapped_column(Float)  # migration 0007_stored_evidence
+    problem_sentence: Mapped[str | None] = mapped_column(Text)
 
     score: Mapped[Score] = relationship(back_populates="matches")
 

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from fastapi import FastAPI, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
+from fastapi.routing import iter_route_contexts
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -111,14 +112,14 @@ async def http_error(request: Request, error: Exception) -> Response:
 
 
 def allowed_methods(request: Request) -> list[str]:
-    """Every method of every route on this path: Starlette's 405 names only the first route's (GET /v1/papers
-    would hide POST /v1/papers)."""
-    methods: set[str] = set()
-    for route in request.app.router.routes:
-        match, _ = route.matches(request.scope)
-        if match != Match.NONE and getattr(route, "methods", None):
-            methods |= route.methods
-    return sorted(methods)
+    """Every method of every route on this path: Starlette's 405 names only the first route's. A path with routes of
+    its own answers with theirs: a parameter route that also matches it (GET /v1/papers/{paper_id:path} for
+    /v1/papers/fetch) is another resource in the OpenAPI document. Included routers are walked through FastAPI's
+    route contexts: the app's own list holds one entry per router, which matches no path itself."""
+    found = [(route.path_format, set(route.methods)) for route in iter_route_contexts(request.app.router.routes)
+             if route.methods and route.matches(request.scope)[0] != Match.NONE]
+    own = [methods for path, methods in found if "{" not in (path or "")]
+    return sorted(set().union(*(own or [methods for _, methods in found])))
 
 
 async def database_error(request: Request, exc: Exception) -> Response:

@@ -1,12 +1,67 @@
-"""A run read from a generator's files: its scores with each idea's origin, and the generator's own ratings as
-judge scores, stored in one transaction."""
+"""Scoring a set of ideas as one stored run, the flow `hindsight score` and POST /v1/score share: declare the
+system's knowledge cutoff, plan the window, fix what the scores are made with, score, store the scores with each
+idea's origin and the generator's own ratings as judge scores."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from service.ideas import ReadResult
+from indexing.db import session_scope, write_transaction
+from indexing.embedders import Embedder
+from indexing.settings import Settings
+from indexing.versions import LoadedIndex
+from service.ideas import ReadResult, attach_origins
 from service.judges import store_ratings
+from service.matching import score_ideas
 from service.schemas import IdeaScoreOut, ScoringContext
-from service.scoring import store_scores
+from service.scoring import context_of, store_scores
+from service.systems import WindowPlan, plan_window, set_system
+
+BATCH = 32  # ideas per score_ideas call: one progress step
+
+
+@dataclass(frozen=True)
+class ScoredRun:
+    """A scored and stored run: what it was made with, each idea's answer, the run id, the ratings stored."""
+
+    context: ScoringContext
+    results: list[IdeaScoreOut]
+    run_id: int
+    ratings: dict | None
+
+
+def score_run(settings: Settings, *, loaded: LoadedIndex, embedder: Embedder, read: ReadResult, system: str,
+              run: str, knowledge_cutoff: str | None = None, cutoff: str | None = None, until: str | None = None,
+              top_k: int | None = None, matcher: str | None = None,
+              progress: Callable[[int, int], None] | None = None) -> ScoredRun:
+    """Score the ideas read against this index version and store them under (system, run), each write in its own
+    transaction retried while SQLite is locked; progress(done, total) per batch. SystemInputError, WindowError and
+    a MatcherUnavailable of the version itself are raised before anything is written (a declared knowledge cutoff
+    included); a MatcherUnavailable met while scoring, before the scores are stored."""
+    def planned(session: Session) -> tuple[WindowPlan, ScoringContext]:
+        if knowledge_cutoff:  # declared first, so the run's default cutoff is the declared one
+            set_system(session, name=system, knowledge_cutoff=knowledge_cutoff)
+        plan = plan_window(session, loaded, system=system, cutoff=cutoff, until=until)
+        return plan, context_of(loaded, top_k or settings.top_k, plan, matcher)
+
+    if knowledge_cutoff:
+        plan, context = write_transaction(settings.db_path, planned, budget=settings.write_retry_seconds)
+    else:
+        with session_scope(settings.db_path) as session:  # a read: the system's declared knowledge cutoff
+            plan, context = planned(session)
+    ideas = [r.idea for r in read.ideas]
+    results: list[IdeaScoreOut] = []
+    for start in range(0, len(ideas), BATCH):
+        results += score_ideas(ideas[start:start + BATCH], loaded=loaded, embedder=embedder, top_k=context.top_k,
+                               window=plan.window, matcher=context.matcher)
+        if progress:
+            progress(min(BATCH, len(ideas) - start), len(ideas))
+    attach_origins(results, ideas)
+    run_id, ratings = write_transaction(settings.db_path, lambda session: store_run(
+        session, system=system, label=run, read=read, results=results, context=context),
+        budget=settings.write_retry_seconds)
+    return ScoredRun(context=context, results=results, run_id=run_id, ratings=ratings)
 
 
 def store_run(session: Session, *, system: str, label: str, read: ReadResult, results: list[IdeaScoreOut],

@@ -44,6 +44,14 @@ def origin_of(idea: Idea) -> dict | None:
     return values if any(v is not None for v in values.values()) else None
 
 
+def evidence_of(m: Match) -> dict | None:
+    """A stored match's evidence as the live answer gave it; None when the matcher gave none (dense)."""
+    if m.evidence_sentence is None and m.problem_sentence is None and m.shared_terms is None:
+        return None
+    return {"sentence": m.evidence_sentence, "problem_sentence": m.problem_sentence,
+            "shared_terms": m.shared_terms or []}
+
+
 def best_match(matches: list[Match]) -> tuple[str, Match] | None:
     """The match an idea is shown with: its realised (or dense: above-threshold) match of highest impact, else its
     direction match of highest p_direction, else the matcher's first-ranked paper."""
@@ -75,7 +83,8 @@ def run_ideas(session: Session, run: Run) -> list[dict]:
             "best_kind": kind, "best_paper_id": m.paper_id if m else None, "best_title": m.title if m else None,
             "best_venue": m.venue if m else None, "best_similarity": m.similarity if m else None,
             "best_p_realised": m.p_realised if m else None, "best_p_direction": m.p_direction if m else None,
-            "best_impact": m.impact if m else None,
+            "best_p_method": m.p_method if m else None, "best_impact": m.impact if m else None,
+            "shape": s.shape if s else None, "warnings": s.warnings if s else None,
             "matcher": (s.matcher or "dense") if s else None, "matcher_version": s.matcher_version if s else None,
             "thresholds": (s.thresholds or {"theta": s.theta}) if s else None, "model": s.model if s else None,
             "index_version": s.index_version if s else None, "cutoff": s.cutoff.isoformat() if s else None,
@@ -85,12 +94,15 @@ def run_ideas(session: Session, run: Run) -> list[dict]:
 
 
 def matcher_label(matcher: str | None, version: str | None, thresholds: dict | None) -> str:
-    """The match rule a score was made with, as a plot names it (theta decides nothing on a hybrid index)."""
+    """The match rule a score was made with, as a plot names it (theta decides nothing on a hybrid index): each
+    decision's thresholds per idea shape; a matcher without a realised model realises by direction and method."""
     t = thresholds or {}
     if matcher == "hybrid":
         def rule(decision: str) -> str:
             return "/".join(f"{shape} {value:.2f}" for shape, value in (t.get(decision) or {}).items()) or "–"
-        return f"hybrid matcher {version or ''}: p realised ≥ {rule('realised')}, p direction ≥ {rule('direction')}"
+        decisions = [d for d in ("realised", "direction", "method") if d in t] or ["realised", "direction"]
+        both = "" if "realised" in decisions else " (realised: both)"
+        return f"hybrid matcher {version or ''}: " + ", ".join(f"p {d} ≥ {rule(d)}" for d in decisions) + both
     return f"dense matcher: cosine ≥ θ {t.get('theta', '–')}"
 
 
@@ -125,13 +137,12 @@ def run_scores(session: Session, run: Run) -> dict:
             "scored_at": s.scored_at.isoformat(), "matcher": s.matcher or "dense",
             "matcher_version": s.matcher_version, "thresholds": s.thresholds or {"theta": s.theta},
             "n_matches": s.n_matches, "direction_score": s.direction_score,
-            "n_direction_matches": s.n_direction_matches,
+            "n_direction_matches": s.n_direction_matches, "shape": s.shape, "warnings": s.warnings,
             "matches": [{"paper_id": m.paper_id, "title": m.title, "venue": m.venue, "year": m.year,
                          "citations": m.citations, "similarity": m.similarity, "impact": m.impact,
                          "above_threshold": m.above_threshold, "p_realised": m.p_realised,
-                         "p_direction": m.p_direction, "realised": m.realised, "direction": m.direction,
-                         "evidence": None if m.evidence_sentence is None and m.shared_terms is None else
-                         {"sentence": m.evidence_sentence, "shared_terms": m.shared_terms or []}}
+                         "p_direction": m.p_direction, "p_method": m.p_method, "realised": m.realised,
+                         "direction": m.direction, "evidence": evidence_of(m)}
                         for m in s.matches],
         })
     return {"run_id": run.id, "system": run.system, "run": run.label, "scores": out}

@@ -91,8 +91,7 @@ class ScoreRequest(BaseModel):
 
 class EvidenceOut(BaseModel):
     sentence: str | None = Field(description="The abstract sentence closest to the idea's method (lexically).")
-    problem_sentence: str | None = Field(None, description="The abstract sentence closest to the idea's problem "
-                                                           "(answers only; not stored).")
+    problem_sentence: str | None = Field(None, description="The abstract sentence closest to the idea's problem.")
     shared_terms: list[str] = Field(description="Words of the idea's method the paper also uses.")
 
 

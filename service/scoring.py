@@ -75,12 +75,13 @@ def store_scores(session: Session, *, system: str, label: str, ideas: list[IdeaI
             citation_normalisation=context.impact.get("citation_normalisation", "global"),
             matcher=context.matcher, matcher_version=context.matcher_version,
             thresholds=context.thresholds, n_matches=result.n_matches, direction_score=result.direction_score,
-            n_direction_matches=result.n_direction_matches,
+            n_direction_matches=result.n_direction_matches, warnings=result.warnings, shape=result.shape,
             matches=[Match(rank=r, paper_id=m.paper_id, title=m.title, venue=m.venue, year=m.year,
                            citations=m.citations, similarity=m.similarity, impact=m.impact,
                            above_threshold=m.above_threshold, p_realised=m.p_realised, p_direction=m.p_direction,
-                           realised=m.realised, direction=m.direction,
+                           p_method=m.p_method, realised=m.realised, direction=m.direction,
                            evidence_sentence=m.evidence.sentence if m.evidence else None,
+                           problem_sentence=m.evidence.problem_sentence if m.evidence else None,
                            shared_terms=m.evidence.shared_terms if m.evidence else None)
                      for r, m in enumerate(result.matches, start=1)],
         ))

@@ -258,3 +258,24 @@ def test_direction_level_reads_the_direction_score(tmp_path):
         assert summary["selection"]["level"] == "direction"
         with pytest.raises(AnalysisError, match="level"):
             load_ideas(s, Selection(level="approach"))
+
+
+def test_the_matched_cut_names_the_matcher_and_thresholds_the_scores_were_made_with(tmp_path):
+    from sqlalchemy import update
+
+    from indexing.models import Score
+
+    home = tmp_path / "home"
+    fx.analysis_store(home)
+    with session_scope(Settings(home=home).db_path) as s:
+        rule = quadrants(s, selection=Selection(), judge="judge-1")["cuts"]["hindsight"]["rule"]
+        assert "at least one realised match by dense matcher: cosine ≥ θ 0.5;" in rule, rule
+    hybrid = {"direction": {"facets": 0.52, "text": 0.6}, "method": {"facets": 0.31, "text": 0.45}}
+    with session_scope(Settings(home=home).db_path) as s:
+        s.execute(update(Score).values(matcher="hybrid", matcher_version="hybrid-t", thresholds=hybrid))
+    with session_scope(Settings(home=home).db_path) as s:
+        for level in ("realised", "direction"):
+            rule = quadrants(s, selection=Selection(level=level), judge="judge-1")["cuts"]["hindsight"]["rule"]
+            assert f"at least one {level} match by hybrid matcher hybrid-t: p direction ≥ facets 0.52/text 0.60, " \
+                   "p method ≥ facets 0.31/text 0.45 (realised: both);" in rule, rule
+            assert "theta" not in rule and "θ" not in rule

@@ -87,10 +87,12 @@ def make_hybrid(home: Path) -> str:
         score.matcher, score.matcher_version = "hybrid", "hybrid-test-1"
         score.thresholds = {"realised": {"facets": 0.5, "text": 0.6}, "direction": {"facets": 0.5, "text": 0.5}}
         score.direction_score, score.n_matches, score.n_direction_matches = 0.9, 1, 2
+        score.warnings, score.shape = ["very short (5 distinct content words)", "judged for direction only"], "facets"
         for i, m in enumerate(score.matches):
-            m.p_realised, m.p_direction = (0.91, 0.97) if i == 0 else (0.12, 0.64)
+            m.p_realised, m.p_direction, m.p_method = (0.91, 0.97, 0.938) if i == 0 else (0.12, 0.64, 0.187)
             m.realised, m.direction = i == 0, True
             m.evidence_sentence = f"We route tokens to sparse experts ({m.paper_id})."
+            m.problem_sentence = "Dense layers waste compute." if i == 0 else None
             m.shared_terms = ["route", "sparse", "experts"]
         return session.get(Idea, score.idea_pk).idea_id, score.idea_pk
 
@@ -108,13 +110,21 @@ def test_idea_drill_down_shows_hybrid_probabilities_and_evidence(tmp_path):
                 errors = []
                 page.on("pageerror", lambda e: errors.append(str(e)))
                 page.goto(srv.url + "/")
+                # the run view marks the idea that has warnings, and names them on hover
+                page.wait_for_function("Number(document.querySelector('#runview-section').dataset.ready) > 0")
+                assert page.locator("#runview-table .warn").count() == 1
+                assert page.locator(f"#runview-table tr[data-idea='{idea_pk}'] .warn").get_attribute("title") == \
+                    "very short (5 distinct content words)\njudged for direction only"
                 page.wait_for_function("typeof openIdea === 'function'")
                 page.evaluate(f"openIdea({idea_pk})")
                 page.wait_for_selector("#matches-table[data-matcher='hybrid'] tbody tr")
                 table = page.locator("#matches-table").inner_text()
                 for text in ("p realised", "p direction", "0.910", "0.640", "We route tokens to sparse experts",
-                             "shared: route, sparse, experts"):
+                             "shared: route, sparse, experts", "p method", "0.938", "0.187",
+                             "problem: Dense layers waste compute."):
                     assert text in table, (text, table)
+                warnings = page.locator("#idea-warnings li").all_inner_texts()
+                assert warnings == ["very short (5 distinct content words)", "judged for direction only"]
                 line = page.locator("#idea-detail p.muted").first.inner_text()
                 assert "hybrid matcher hybrid-test-1" in line and "direction 0.900" in line and "facets 0.500" in line
                 page.screenshot(path=str(ARTIFACTS / "dashboard-idea-hybrid.png"))

@@ -201,6 +201,52 @@ def test_upload_refusals_and_the_admin_rule(server: str):
     assert r.status_code == 200 and r.json()["ideas"][0]["origin"]["topic"] == "lm" and r.json()["read"] is None
 
 
+def test_the_cli_and_an_upload_store_the_same_run_for_the_same_files(home: Path, server: str, tmp_path: Path):
+    plans = tmp_path / "plans"
+    (plans / "factuality").mkdir(parents=True)
+    (plans / "mytemplate").mkdir()
+    files = {"factuality/self_check.json": json.dumps(PLAN), "mytemplate/ideas.json": json.dumps(SCIENTIST_IDEAS)}
+    for name, text in files.items():
+        (plans / name).write_text(text)
+    out = hs(home, "score", str(plans), "--system", "one-flow", "--run", "cli", "--knowledge-cutoff", "2024-01-01",
+             "--json")
+    assert out.returncode == 0, out.stderr
+    cli = json.loads(out.stdout)
+    r = upload(server, [(name, text.encode()) for name, text in files.items()], headers=TOKEN, system="one-flow",
+               run="http", knowledge_cutoff="2024-01-01")
+    assert r.status_code == 200, r.text
+    http = r.json()
+    same = ("read", "judge_scores", "cutoff", "cutoff_source", "window", "matcher", "thresholds", "index_version")
+    assert {k: cli[k] for k in same} == {k: http[k] for k in same}
+    assert cli["judge_scores"]["ideas"] == 4
+
+    def stored(run_id: int) -> tuple[list, list]:
+        scores = httpx.get(f"{server}/v1/runs/{run_id}/scores").json()["scores"]
+        for s in scores:  # the CLI names a file by its path, an upload by the name it was sent with
+            assert Path(s["origin"].pop("file")).parent.name == s["id"].split("/")[0]
+            s.pop("scored_at")
+        rows = httpx.get(f"{server}/v1/runs/{run_id}/ideas").json()["ideas"]
+        judges = [httpx.get(f"{server}/v1/analysis/ideas/{row['idea_pk']}").json()["judges"] for row in rows]
+        return scores, [({k: v for k, v in row.items() if k not in ("idea_pk", "run_id", "run", "file")}, j)
+                        for row, j in zip(rows, judges)]
+
+    by_cli, by_http = stored(cli["run_id"]), stored(http["run_id"])
+    assert len(by_cli[0]) == 5 and by_cli == by_http
+
+
+def test_a_refused_window_keeps_the_knowledge_cutoff_undeclared(home: Path, server: str, tmp_path: Path):
+    ideas = tmp_path / "t" / "ideas.json"
+    ideas.parent.mkdir()
+    ideas.write_text(json.dumps(SCIENTIST_IDEAS))
+    r = upload(server, [("t/ideas.json", ideas.read_bytes())], headers=TOKEN, system="refused-http",
+               knowledge_cutoff="2024-01-01", cutoff="1990-01-01")
+    assert r.status_code == 422 and r.json()["detail"]["field"] == "cutoff"
+    out = hs(home, "score", str(ideas), "--system", "refused-cli", "--knowledge-cutoff", "2024-01-01", "--cutoff",
+             "1990-01-01")
+    assert out.returncode == 2 and "--cutoff" in out.stderr
+    assert db_rows(home, "SELECT name FROM systems WHERE name LIKE 'refused-%'") == []  # nothing written
+
+
 @shared
 def test_upload_of_the_shared_ai_researcher_directory_as_a_zip(server: str):
     buf = io.BytesIO()

@@ -137,9 +137,10 @@ def test_hybrid_answers_explain_each_match_and_are_stored(home, server_factory):
         assert s["matcher"] == "hybrid" and s["matcher_version"] == body["matcher_version"]
         assert s["direction_score"] == idea["direction_score"]
         assert s["n_direction_matches"] == idea["n_direction_matches"]
-        live = [(m["p_realised"], m["realised"], m["direction"],
-                 {k: v for k, v in m["evidence"].items() if k != "problem_sentence"}) for m in idea["matches"]]
-        assert [(m["p_realised"], m["realised"], m["direction"], m["evidence"]) for m in s["matches"]] == live
+        assert s["warnings"] == idea["warnings"] and s["shape"] == idea["shape"]
+        live = [(m["p_realised"], m["p_method"], m["realised"], m["direction"], m["evidence"]) for m in idea["matches"]]
+        assert [(m["p_realised"], m["p_method"], m["realised"], m["direction"], m["evidence"])
+                for m in s["matches"]] == live
 
 
 def test_hostile_ideas_get_a_score_or_a_clear_422(home, server_factory):

@@ -21,6 +21,10 @@ def test_matcher_label_names_the_rule_that_decided():
     assert matcher_label("hybrid", "hybrid-1", HYBRID) == \
         "hybrid matcher hybrid-1: p realised ≥ facets 0.50/text 0.61, p direction ≥ facets 0.50/text 0.50"
     assert matcher_label("dense", None, {"theta": 0.75}) == "dense matcher: cosine ≥ θ 0.75"
+    # a matcher that realises by same problem and same method: its two thresholds, not an empty realised one
+    both = {"direction": {"facets": 0.52, "text": 0.6}, "method": {"facets": 0.31, "text": 0.45}}
+    assert matcher_label("hybrid", "hybrid-2", both) == "hybrid matcher hybrid-2: p direction ≥ facets " \
+        "0.52/text 0.60, p method ≥ facets 0.31/text 0.45 (realised: both)"
 
 
 def test_cutoff_plot_title_names_the_hybrid_thresholds_not_theta():

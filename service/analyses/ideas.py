@@ -25,12 +25,14 @@ def idea_detail(session: Session, *, idea_pk: int) -> dict:
             "index_version": s.index_version, "cutoff": s.cutoff.isoformat(), "window_end": s.window_end.isoformat(),
             "top_k": s.top_k, "matcher": s.matcher or "dense", "matcher_version": s.matcher_version,
             "thresholds": s.thresholds or {"theta": s.theta}, "direction_score": s.direction_score,
-            "n_matches": s.n_matches, "n_direction_matches": s.n_direction_matches},
+            "n_matches": s.n_matches, "n_direction_matches": s.n_direction_matches, "shape": s.shape,
+            "warnings": s.warnings},
         "matches": [] if s is None else [
             {"rank": m.rank, "paper_id": m.paper_id, "title": m.title, "venue": m.venue, "year": m.year,
              "citations": m.citations, "similarity": m.similarity, "impact": m.impact,
              "above_threshold": m.above_threshold, "p_realised": m.p_realised, "p_direction": m.p_direction,
-             "realised": m.realised, "direction": m.direction, "evidence_sentence": m.evidence_sentence,
+             "p_method": m.p_method, "realised": m.realised, "direction": m.direction,
+             "evidence_sentence": m.evidence_sentence, "problem_sentence": m.problem_sentence,
              "shared_terms": m.shared_terms} for m in s.matches],
         "judges": [{"judge": j.judge, **{d: getattr(j, d) for d in DIMENSIONS}} for j in judges],
     }

@@ -1,5 +1,6 @@
 """HindSight score vs an LLM judge: the four quadrants, their counts and shares, and the ideas in each."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,6 +11,7 @@ from service.analyses.selection import (
     AnalysisError, NotFound, Selection, best_matches, check_dimension, load_ideas, load_judge_scores, number,
     pick_judge, scoring_contexts, unscored_count, window_report, with_judge,
 )
+from service.runs import matcher_labels
 
 # key: (label, high HindSight, high judge)
 QUADRANTS = {
@@ -49,10 +51,11 @@ class Cut:
             return Cut("median", float(values.median()))
         return self
 
-    def describe(self, name: str) -> dict:
+    def describe(self, name: str, *, matchers: Sequence[str] = (), level: str = "realised") -> dict:
+        """The cut as a rule; `matched` names the match rules the scores were made with and the decision level."""
         if self.kind == "matched":
-            rule = f"high {name}: matched (at least one paper at or above theta; a score > 0 unless every " \
-                   "matched paper has zero impact)"
+            rule = f"high {name}: matched (at least one {level} match by {'; '.join(matchers) or 'the matcher'}; " \
+                   "a score > 0 unless every matched paper has zero impact)"
         else:
             rule = f"high {name}: {name} > {self.value:g}" + (" (the median of the selection)"
                                                                if self.kind == "median" else "")
@@ -92,7 +95,9 @@ def quadrant_points(session: Session, *, selection: Selection, judge: str | None
     hs, jc = hs.resolve(judged["score"]), jc.resolve(judged["judge_value"])
     frame = assign_quadrants(frame, hindsight_cut=hs, judge_cut=jc)
     meta = {"judge": judge, "dimension": dimension,
-            "cuts": {"hindsight": hs.describe("HindSight score"), "judge": jc.describe(f"{judge} {dimension}")}}
+            "cuts": {"hindsight": hs.describe("HindSight score", matchers=matcher_labels(session, frame["score_id"]),
+                                              level=selection.level),
+                     "judge": jc.describe(f"{judge} {dimension}")}}
     return frame, meta
 
 

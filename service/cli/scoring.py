@@ -6,15 +6,12 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from indexing.db import session_scope
 from indexing.matcher.corpus import MatcherUnavailable
 from indexing.windows import WindowError
 from service.cli.common import JsonOpt, console, current_index, fail, print_json, progress_bars, ready_settings
-from service.generator_runs import store_run
-from service.ideas import FORMATS, LayoutError, ReadResult, attach_origins, mapping_named, read_path
-from service.matching import score_ideas
-from service.scoring import context_of
-from service.systems import SystemInputError, plan_window, set_system
+from service.generator_runs import score_run
+from service.ideas import FORMATS, LayoutError, ReadResult, mapping_named, read_path
+from service.systems import SystemInputError
 
 
 def read_ideas(path: Path, fmt: str = "auto", mapping: str | None = None, skip_invalid: bool = False) -> ReadResult:
@@ -62,34 +59,21 @@ def score(ideas_path: Path = typer.Argument(..., exists=True, metavar="FILE|DIR"
     if format not in FORMATS:
         fail(f"--format: expected one of {', '.join(FORMATS)}, got {format!r}")
     read = read_ideas(ideas_path, format, mapping, skip_invalid)
-    ideas = [r.idea for r in read.ideas]
     loaded, embedder = current_index(settings)
-    try:
-        with session_scope(settings.db_path) as session:
-            if knowledge_cutoff:
-                set_system(session, name=system, knowledge_cutoff=knowledge_cutoff)
-            plan = plan_window(session, loaded, system=system, cutoff=cutoff, until=until)
-    except SystemInputError as exc:
-        fail(f"--{exc.field.replace('_', '-')}: {exc}")
-    except WindowError as exc:
-        fail(f"--{exc.field}: {exc.message}")
-    for warning in plan.warnings:
-        console.print(f"[bold yellow]warning ({warning['code']}):[/] {warning['message']}", highlight=False)
-    top_k = top_k or settings.top_k
-    try:
-        context = context_of(loaded, top_k, plan, matcher)
-    except MatcherUnavailable as exc:
-        fail(str(exc), 1)
-    results = []
     with progress_bars(not json_out) as bars:
-        for start in range(0, len(ideas), 32):
-            results += score_ideas(ideas[start:start + 32], loaded=loaded, embedder=embedder, top_k=top_k,
-                                   window=plan.window, matcher=context.matcher)
-            if bars:
-                bars("score", min(32, len(ideas) - start), len(ideas))
-    attach_origins(results, ideas)
-    with session_scope(settings.db_path) as session:
-        run_id, ratings = store_run(session, system=system, label=run, read=read, results=results, context=context)
+        try:
+            done = score_run(settings, loaded=loaded, embedder=embedder, read=read, system=system, run=run,
+                             knowledge_cutoff=knowledge_cutoff, cutoff=cutoff, until=until, top_k=top_k,
+                             matcher=matcher, progress=(lambda n, total: bars("score", n, total)) if bars else None)
+        except SystemInputError as exc:
+            fail(f"--{exc.field.replace('_', '-')}: {exc}")
+        except WindowError as exc:
+            fail(f"--{exc.field}: {exc.message}")
+        except MatcherUnavailable as exc:
+            fail(str(exc), 1)
+    context, results, run_id, ratings = done.context, done.results, done.run_id, done.ratings
+    for warning in context.warnings:
+        console.print(f"[bold yellow]warning ({warning['code']}):[/] {warning['message']}", highlight=False)
     counts = {**read.counts(), "scored": len(results)}
     lines = [{**r.model_dump(), **context.model_dump(), "system": system, "run": run} for r in results]
     if out:

@@ -43,7 +43,8 @@ def ideas(run: str, session: SessionDep, system: str | None = None,
         raise HTTPException(404, str(exc)) from None
     rows = run_ideas(session, found)
     if format == "csv":
-        flat = [{**r, "thresholds": json.dumps(r["thresholds"]) if r["thresholds"] else None} for r in rows]
+        flat = [{**r, **{k: json.dumps(r[k]) if r[k] is not None else None for k in ("thresholds", "warnings")}}
+                for r in rows]
         return PlainTextResponse(to_csv(flat), media_type="text/csv", headers={
             "Content-Disposition": f'attachment; filename="run-{found.id}-ideas.csv"'})
     return {"run_id": found.id, "system": found.system, "run": found.label, "ideas": rows}

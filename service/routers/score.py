@@ -7,20 +7,16 @@ from fastapi import APIRouter, File, Form, HTTPException, Request, Response, Sec
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
-from indexing.db import session_scope, write_transaction
 from indexing.matcher.corpus import MatcherUnavailable
 from indexing.settings import Settings
 from indexing.windows import WindowError
 from service.deps import ADMIN_TOKEN, HolderDep, SettingsDep, require_admin
 from service.errors import ADMIN, BODY, errors
-from service.generator_runs import store_run
-from service.ideas import FORMATS, LayoutError, ReadResult, SourceFile, attach_origins, mapping_named, read_files
-from service.ideas import unpack
-from service.matching import score_ideas
-from service.schemas import IdeaIn, IsoDate, ScoreRequest, ScoreResponse
-from service.scoring import context_of
+from service.generator_runs import score_run
+from service.ideas import FORMATS, LayoutError, ReadResult, SourceFile, mapping_named, read_files, unpack
+from service.schemas import IsoDate, ScoreRequest, ScoreResponse
 from service.state import IndexHolder, NoIndex
-from service.systems import SystemInputError, plan_window, set_system
+from service.systems import SystemInputError
 
 UPLOAD_FIELDS = {
     "files": {"type": "array", "items": {"type": "string", "format": "binary"}, "description": "One ideas file "
@@ -78,39 +74,26 @@ def check_limits(req: ScoreRequest, max_ideas: int, max_chars: int) -> None:
         seen.add(idea.id)
 
 
-def _score(settings: Settings, holder: IndexHolder, *, ideas: list[IdeaIn], system: str, run: str,
-           cutoff: str | None, until: str | None, top_k: int | None, matcher: str | None,
-           read: ReadResult | None = None, knowledge_cutoff: str | None = None) -> ScoreResponse:
+def _score(settings: Settings, holder: IndexHolder, *, read: ReadResult, system: str, run: str, cutoff: str | None,
+           until: str | None, top_k: int | None, matcher: str | None, knowledge_cutoff: str | None = None,
+           upload: bool = False) -> ScoreResponse:
     try:
         loaded = holder.current()  # this request keeps this version even if a new one is published meanwhile
         embedder = holder.embedder_for(loaded)
     except NoIndex as exc:
         raise HTTPException(503, str(exc)) from None
-    try:
-        if knowledge_cutoff:  # declared first, so the run's default cutoff is the declared one
-            write_transaction(settings.db_path, lambda session: set_system(
-                session, name=system, knowledge_cutoff=knowledge_cutoff), budget=settings.write_retry_seconds)
-        with session_scope(settings.db_path) as session:  # a read: the system's declared knowledge cutoff
-            plan = plan_window(session, loaded, system=system, cutoff=cutoff, until=until)
+    try:  # stored in its own transaction, committed before the answer; a locked database past the budget is a 503
+        done = score_run(settings, loaded=loaded, embedder=embedder, read=read, system=system, run=run,
+                         knowledge_cutoff=knowledge_cutoff, cutoff=cutoff, until=until, top_k=top_k, matcher=matcher)
     except SystemInputError as exc:
         raise HTTPException(422, {"message": str(exc), "field": exc.field}) from None
     except WindowError as exc:
         raise HTTPException(422, exc.detail()) from None
-    top_k = top_k or settings.top_k
-    try:
-        context = context_of(loaded, top_k, plan, matcher)
-        results = attach_origins(score_ideas(ideas, loaded=loaded, embedder=embedder, top_k=top_k,
-                                             window=plan.window, matcher=context.matcher), ideas)
     except MatcherUnavailable as exc:
         raise HTTPException(422, str(exc)) from None
-    # its own transaction, committed before the answer; retried while SQLite is locked, else 503 + Retry-After
-    counts = None if read is None else {**read.counts(), "scored": len(results)}  # uploads report what was read
-    stored = read or ReadResult.of(ideas)
-    run_id, ratings = write_transaction(settings.db_path, lambda session: store_run(
-        session, system=system, label=run, read=stored, results=results, context=context),
-        budget=settings.write_retry_seconds)
-    return ScoreResponse(**context.model_dump(), system=system, run=run, run_id=run_id, ideas=results, read=counts,
-                         judge_scores=ratings)
+    counts = {**read.counts(), "scored": len(done.results)} if upload else None  # uploads report what was read
+    return ScoreResponse(**done.context.model_dump(), system=system, run=run, run_id=done.run_id, ideas=done.results,
+                         read=counts, judge_scores=done.ratings)
 
 
 async def score_upload(
@@ -152,9 +135,8 @@ async def score_upload(
         raise HTTPException(413, f"too many ideas: {len(read.ideas)} > {settings.max_ideas_per_request} per request "
                                  "(HINDSIGHT_MAX_IDEAS_PER_REQUEST)")
     return await run_in_threadpool(
-        _score, settings, holder, ideas=[r.idea for r in read.ideas], system=system, run=run, cutoff=cutoff,
-        until=until, top_k=top_k, matcher=matcher, read=read,
-        knowledge_cutoff=knowledge_cutoff.isoformat() if knowledge_cutoff else None)
+        _score, settings, holder, read=read, system=system, run=run, cutoff=cutoff, until=until, top_k=top_k,
+        matcher=matcher, knowledge_cutoff=knowledge_cutoff.isoformat() if knowledge_cutoff else None, upload=True)
 
 
 # A plain `def`: FastAPI runs it in a worker thread, so encoding never blocks the event loop.
@@ -166,5 +148,5 @@ def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep) -> ScoreR
     refused, refusals by file, record and field) and `judge_scores` (AI-Scientist's own ratings, stored as judge
     `ai-scientist-self`)."""
     check_limits(req, settings.max_ideas_per_request, settings.max_text_chars)
-    return _score(settings, holder, ideas=req.ideas, system=req.system, run=req.run, cutoff=req.cutoff,
+    return _score(settings, holder, read=ReadResult.of(req.ideas), system=req.system, run=req.run, cutoff=req.cutoff,
                   until=req.until, top_k=req.top_k, matcher=req.matcher)

@@ -190,14 +190,17 @@ function denseTable(matches) {
 function hybridTable(matches) {
   const flag = (v) => el("td", { class: v ? "yes" : "" }, v ? "yes" : "no");
   return el("table", { id: "matches-table", "data-matcher": "hybrid" },
-    el("thead", {}, el("tr", {}, ["#", "paper", "venue", "year", "similarity", "p realised", "realised", "p direction", "direction", "impact", "evidence"].map((h) => el("th", {}, h)))),
+    el("thead", {}, el("tr", {}, ["#", "paper", "venue", "year", "similarity", "p realised", "realised", "p direction", "direction", "p method", "impact", "evidence"].map((h) => el("th", {}, h)))),
     el("tbody", {}, matches.map((m) => el("tr", {},
       el("td", {}, String(m.rank)), el("td", { class: "title" }, m.title), el("td", {}, m.venue || "–"),
       el("td", {}, String(m.year)), el("td", { class: "num" }, fmt(m.similarity)),
       el("td", { class: "num" }, fmt(m.p_realised, 3)), flag(m.realised),
       el("td", { class: "num" }, fmt(m.p_direction, 3)), flag(m.direction),
+      el("td", { class: "num" }, fmt(m.p_method, 3)),
       el("td", { class: "num" }, fmt(m.impact)),
-      el("td", { class: "evidence" }, m.evidence_sentence || "–",
+      el("td", { class: "evidence" },
+        m.problem_sentence ? el("div", {}, el("b", {}, "problem: "), m.problem_sentence) : "",
+        m.problem_sentence ? el("div", {}, el("b", {}, "method: "), m.evidence_sentence || "–") : (m.evidence_sentence || "–"),
         m.shared_terms && m.shared_terms.length ? el("div", { class: "muted" }, `shared: ${m.shared_terms.join(", ")}`) : "")))));
 }
 
@@ -213,6 +216,8 @@ async function openIdea(pk) {
       el("p", {}, el("b", {}, "Problem: "), d.problem || d.text || "–"),
       el("p", {}, el("b", {}, "Method: "), d.method || "–"),
       el("p", { class: "muted" }, s ? scoreLine(s) : "not scored"),
+      s && s.warnings && s.warnings.length ? el("ul", { id: "idea-warnings", class: "warnings" },
+        s.warnings.map((w) => el("li", {}, w))) : "",
       el("p", {}, d.judges.map((j) => `${j.judge}: ` + JUDGE_DIMENSIONS.filter((k) => j[k] !== null && j[k] !== undefined)
         .map((k) => `${k} ${fmt(j[k], 1)}`).join(", ")).join(" · ") || "no judge scores"),
       s && s.matcher === "hybrid" ? hybridTable(d.matches) : denseTable(d.matches),
