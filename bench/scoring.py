@@ -9,8 +9,8 @@ alternate, so both see the same machine load. Reports ideas/s, p50/p95/p99 laten
 (goal: at most 15% at batch 32). Then one idea per request over HTTP with each matcher, dense and hybrid
 alternating: p50/p90/p99/max of each and hybrid / dense at each (goal: hybrid p99 under 50 ms; the hybrid matcher
 embeds the idea's problem and method on their own too, runs five BM25 queries and computes evidence). The server
-inherits the environment, so `HINDSIGHT_SCORING_THREADS=N` sets its threads. Last, a large batch is scored while /healthz is polled:
-encoding runs in the threadpool, so the event loop must keep answering.
+inherits the environment, so `HINDSIGHT_SCORING_THREADS=N` sets its threads. Last, a large batch is scored while
+/healthz is polled: encoding runs in the threadpool, so the event loop must keep answering.
 """
 
 import argparse
