@@ -65,6 +65,10 @@ class Settings(BaseSettings):
     max_upload_bytes: int = 50 * 1024 * 1024
     write_retry_seconds: float = Field(30.0, gt=0, description="How long a write retries while SQLite is locked "
                                                                "before the API answers 503 with Retry-After.")
+    scoring_threads: int = Field(1, ge=0, le=256, description="Threads one request's encode (torch) and matrix work "
+                                                              "(numpy BLAS) use in the server: 1 (measured fastest "
+                                                              "for one idea per request, idle or loaded); 0 = the "
+                                                              "libraries' default (one per core).")
 
     # fetching papers from the scholarly APIs (indexing.fetch)
     openalex_url: str = Field("https://api.openalex.org", description="OpenAlex base URL (a mirror or proxy).")

@@ -12,6 +12,7 @@ from service import errors
 from service.jobs import Jobs
 from service.routers import analysis, corpus, dashboard, health, index, judges, metrics, papers, runs, score, systems
 from service.state import IndexHolder
+from service.threads import apply_scoring_threads
 
 MULTIPART_SLACK = 64 * 1024  # boundaries and part headers around an upload of the allowed size
 
@@ -22,6 +23,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         migrate(settings.db_path)
+        if settings.scoring_threads:
+            apply_scoring_threads(settings.scoring_threads)
         app.state.holder.refresh()
         yield
         app.state.jobs.shutdown()

@@ -8,6 +8,7 @@ from indexing.embedders.runtime import manifest_backend
 from indexing.settings import Settings
 from indexing.vectorindex.base import IndexUnavailable
 from indexing.versions import CURRENT, IndexDamaged, LoadedIndex, current_version, list_versions, load_version
+from service import heap
 
 
 class NoIndex(RuntimeError):
@@ -35,8 +36,7 @@ class IndexHolder:
         """Follow the current pointer; a damaged version is refused and the previous one kept."""
         self._forget_refusals_on_republish()
         wanted = current_version(self.indexes_dir)
-        loaded = self._loaded
-        if wanted is None or (loaded and loaded.version == wanted) or wanted in self._failed:
+        if wanted is None or (self._loaded and self._loaded.version == wanted) or wanted in self._failed:
             return
         with self._lock:
             # the pointer may have moved again while we waited for another thread's load: follow it now
@@ -46,6 +46,7 @@ class IndexHolder:
             try:
                 self._loaded = load_version(self.indexes_dir, wanted)
                 self._unavailable.pop(wanted, None)
+                heap.settle()  # the old version goes, the new one stays out of the collector's walks
             except IndexUnavailable as exc:  # an outage, not damage: the next request tries again
                 self._unavailable[wanted] = str(exc)
             except IndexDamaged as exc:
@@ -139,4 +140,5 @@ class IndexHolder:
                     raise NoIndex(f"index {loaded.version} was built with {m['model']} revision {m['revision']}, "
                                   f"but this server loads revision {embedder.revision}; rebuild the index")
                 self._embedders[key] = embedder
+                heap.settle()
             return self._embedders[key]

@@ -1,6 +1,8 @@
 """The server's index holder: follows the pointer, refuses damaged versions, retries after a repair."""
 
+import gc
 import shutil
+import weakref
 
 from indexing.build import build_index
 from indexing.ingest import ingest_bytes
@@ -32,3 +34,22 @@ def test_refused_version_is_retried_when_republished_after_repair(settings, mini
     assert holder.current().version == v1
     set_current(settings.indexes_dir, v2)  # what `hindsight index use v2` does
     assert holder.current().version == v2 and holder.warning() is None
+
+
+def test_a_loaded_version_leaves_the_collectors_walks_and_a_replaced_one_is_freed(settings, minilm):
+    lines = (ROOT / "data/papers.jsonl").read_text().splitlines()
+    ingest_bytes("\n".join(lines[:8]).encode(), "a.jsonl", db_path=settings.db_path)
+    build_index(settings, embedder=minilm)
+    holder = IndexHolder(settings)
+    loaded = holder.current()
+    in_a_cycle = loaded.corpus.loaded is loaded  # only the cycle collector can free it
+    first = weakref.ref(loaded)
+    del loaded
+    assert in_a_cycle
+    assert gc.get_freeze_count() > 0  # frozen: full collections no longer walk the version
+
+    ingest_bytes("\n".join(lines[8:12]).encode(), "b.jsonl", db_path=settings.db_path)
+    v2 = build_index(settings, embedder=minilm).version
+    assert holder.current().version == v2
+    gone = first() is None  # settled when the new version came in: the old one's cycles were collected
+    assert gone

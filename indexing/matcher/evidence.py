@@ -2,40 +2,52 @@
 idf-weighted method (and problem) stems with the idea, and the method's words that the paper also uses."""
 
 import re
+from functools import lru_cache
 
 from indexing.lexical import stemmer, words
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 MAX_SENTENCE = 400
 MAX_TERMS = 8
+PAPERS_CACHED = 2048  # split and stemmed papers kept (about 15 kB each): a request's matches are mostly repeats
 
 
 def sentences(abstract: str) -> list[str]:
     return [s.strip() for s in SENTENCE.split(abstract or "") if s.strip()]
 
 
+@lru_cache(maxsize=PAPERS_CACHED)
+def paper_stems(title: str, abstract: str) -> tuple[list[tuple[str, set[str]]], set[str]]:
+    """A paper's abstract sentences with their stems, and every stem of title and abstract (shared: never mutate)."""
+    stem = stemmer().stemWord
+    sents = [(s, {stem(w) for w in words(s)}) for s in sentences(abstract)]
+    return sents, {stem(w) for w in words(title)}.union(*(st for _, st in sents))
+
+
+@lru_cache(maxsize=64)
+def idea_stems(text: str) -> dict[str, str]:
+    """stem -> first surface word of an idea's text (asked once per match, so kept; shared: never mutate)."""
+    stem = stemmer().stemWord
+    out: dict[str, str] = {}
+    for w in words(text)[:4096]:
+        out.setdefault(stem(w), w)
+    return out
+
+
 def evidence(lexical, method_text: str, title: str, abstract: str, *, problem_text: str | None = None) -> dict:
     """{'sentence': the abstract sentence closest to the method (or None), 'problem_sentence': the one closest to
     the problem (None without a problem), 'shared_terms': method words the paper uses}."""
-    stem = stemmer().stemWord
     vocab, idf = lexical.bm25.vocab_dict, lexical.idf
 
     def weight(s: str) -> float:
         i = vocab.get(s)
         return float(idf[i]) if i is not None and i < len(idf) else lexical.oov_idf
 
-    def stems_of(text: str) -> dict[str, str]:  # stem -> first surface word
-        out: dict[str, str] = {}
-        for w in words(text)[:4096]:
-            out.setdefault(stem(w), w)
-        return out
-
-    method_words = stems_of(method_text)
-    problem_words = stems_of(problem_text) if problem_text else {}
-    sents = [(s, {stem(w) for w in words(s)}) for s in sentences(abstract)]
-    paper_stems: set[str] = {stem(w) for w in words(title)}.union(*(st for _, st in sents))
+    method_words = idea_stems(method_text)
+    problem_words = idea_stems(problem_text) if problem_text else {}
+    sents, stems_of_paper = paper_stems(title or "", abstract or "")
     # terms in a third or more of the papers (idf < 1) say nothing about why this one matched
-    shared = sorted((s for s in paper_stems & method_words.keys() if weight(s) >= 1.0),
+    shared = sorted((s for s in stems_of_paper & method_words.keys() if weight(s) >= 1.0),
                     key=lambda s: (-weight(s), s))[:MAX_TERMS]
 
     def closest(wanted: dict[str, str]) -> str | None:

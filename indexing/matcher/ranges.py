@@ -6,11 +6,10 @@ A text past the embedder's window is warned about but still decided: the embedde
 reads all of it.
 """
 
-import copy
 import re
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,27 +85,37 @@ def token_counts(embedder, ideas: Sequence[IdeaFacets]) -> list[dict[str, int]] 
     if tokenizer is None:
         return None
     texts = [(i, f, t) for i, idea in enumerate(ideas) for f, t in idea.texts().items()]
-    ids: list = []
-    if texts:
-        counter, lock = _counter(tokenizer)
-        with lock:
-            ids = counter([t for _, _, t in texts], add_special_tokens=True, truncation=False,
-                          verbose=False)["input_ids"]
+    lengths = _counter(tokenizer)([t for _, _, t in texts]) if texts else []
     out: list[dict[str, int]] = [{} for _ in ideas]
-    for (i, f, _), row in zip(texts, ids):
-        out[i][f] = len(row)
+    for (i, f, _), n in zip(texts, lengths):
+        out[i][f] = n
     return out
 
 
-_COUNTERS: "weakref.WeakKeyDictionary[Any, tuple[Any, threading.Lock]]" = weakref.WeakKeyDictionary()
+_COUNTERS: "weakref.WeakKeyDictionary[Any, Callable[[list[str]], list[int]]]" = weakref.WeakKeyDictionary()
 _COUNTERS_LOCK = threading.Lock()
 
 
-def _counter(tokenizer: Any) -> tuple[Any, threading.Lock]:
-    """A private copy of the embedder's tokenizer, with its own lock: counting without truncation switches a fast
-    tokenizer's truncation state, and an encode running in another request's thread then fails ("Already
-    borrowed")."""
+def _counter(tokenizer: Any) -> Callable[[list[str]], list[int]]:
+    """Token counts (special tokens included, no truncation) by a tokenizer of the embedder's own.
+
+    A fast tokenizer's truncation is state on its Rust tokenizer: switching it off there while an encode runs in
+    another request's thread fails ("Already borrowed"). So counts come from a private copy of the Rust tokenizer,
+    made once with truncation and padding off and never changed after, which concurrent threads can share without a
+    lock; a slow (Python) tokenizer takes truncation per call and is asked directly."""
     with _COUNTERS_LOCK:
         if tokenizer not in _COUNTERS:
-            _COUNTERS[tokenizer] = (copy.deepcopy(tokenizer), threading.Lock())
+            backend = getattr(tokenizer, "backend_tokenizer", None)
+            if backend is None:
+                def count(texts: list[str]) -> list[int]:
+                    ids = tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+                    return [len(row) for row in ids]
+            else:
+                private = type(backend).from_str(backend.to_str())
+                private.no_truncation()
+                private.no_padding()
+
+                def count(texts: list[str]) -> list[int]:
+                    return [len(e) for e in private.encode_batch_fast(texts, add_special_tokens=True)]
+            _COUNTERS[tokenizer] = count
         return _COUNTERS[tokenizer]

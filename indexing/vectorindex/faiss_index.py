@@ -3,6 +3,8 @@
 import math
 import shutil
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import faiss
@@ -19,6 +21,10 @@ IVFDATA = "index.ivfdata"  # on-disk inverted lists of an IVF index merged with 
 FLAT_MAX = 200_000
 SQ8_MAX = 2_000_000
 HNSW_M = 32
+# Fewer queries than FAISS's BLAS threshold are scanned one query per OpenMP thread: a one-idea request leaves the
+# second thread idle at the barrier, which costs more than the scan (0.13 vs 40 ms for 2 queries over 1,211 papers
+# on a loaded 2-core machine, docs/benchmarks.md). Concurrent requests still use every core, one each.
+FEW_QUERIES = 20
 
 
 def nlist_for(n: int) -> int:
@@ -38,6 +44,21 @@ def factory_for(n: int, dim: int) -> str:
     # "np": no polysemous training, which costs minutes and serves only Hamming-filtered search we do not use
     codec = "SQ8" if n <= SQ8_MAX else f"PQ{pq_m(dim)}np"
     return f"IVF{nlist_for(n)}_HNSW{HNSW_M},{codec}"
+
+
+@contextmanager
+def omp_threads(n: int | None) -> Iterator[None]:
+    """FAISS's OpenMP threads for the calling thread only (libgomp keeps the count per thread, so concurrent
+    requests and builds keep theirs); None leaves it as it is."""
+    if n is None:
+        yield
+        return
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(n)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)
 
 
 def is_ivf(index: faiss.Index) -> bool:
@@ -141,11 +162,12 @@ class FaissIndex:
         """Top-k (similarities, ids); allowed=(lo, hi) keeps only ids in [lo, hi) (exact for flat indexes). With a
         re-rank store, the codes pick the candidates and the stored vectors score them."""
         queries = np.ascontiguousarray(queries, dtype=np.float32)
-        if self.rerank is None:
-            sims, ids = self._search_codes(queries, k, allowed)
-            sims[ids < 0] = -np.inf  # FAISS fills missing slots with -FLT_MAX
-            return sims, ids
-        _, candidates = self._search_codes(queries, max(k, int(self.params["rerank"]["candidates"])), allowed)
+        with omp_threads(1 if len(queries) < FEW_QUERIES else None):
+            if self.rerank is None:
+                sims, ids = self._search_codes(queries, k, allowed)
+                sims[ids < 0] = -np.inf  # FAISS fills missing slots with -FLT_MAX
+                return sims, ids
+            _, candidates = self._search_codes(queries, max(k, int(self.params["rerank"]["candidates"])), allowed)
         return self.rerank.rerank(queries, candidates, k)
 
     def _search_codes(self, queries: np.ndarray, k: int, allowed: Allowed) -> tuple[np.ndarray, np.ndarray]:
