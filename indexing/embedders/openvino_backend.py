@@ -4,9 +4,10 @@ of this process.
 Weights are int8 per output channel (nncf weight compression); the CPU plugin quantises activations on the fly in
 groups of 32 and multiplies with VNNI int8 kernels, everything else runs in bf16 where the CPU has it (f32
 elsewhere, a different revision). Mean drift on the real MiniLM weights 0.0009 (bf16 torch 0.00005, int8 torch
-0.019: per-group activation scales are what keep it small). One compiled model serves one single-thread stream per
-core, fed from a thread per stream (inference releases the GIL): the layout of the torch worker processes without
-their start-up, a model load each. Measured in bench/build_speed.py, docs/benchmarks.md.
+0.019: per-group activation scales are what keep it small). One single-thread compiled copy per core, each fed
+from its own thread (inference releases the GIL): the layout of the torch worker processes without their start-up,
+a model load each. Batches are small (2-4 texts: they pad less and these kernels gain nothing from more rows).
+Measured in bench/build_speed.py and real builds, docs/benchmarks.md.
 """
 
 import os
@@ -14,9 +15,11 @@ import queue
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from importlib.metadata import version
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +36,8 @@ GROUP_SIZE = 32  # activation values per dynamic-quantisation scale
 
 def available() -> bool:
     """True where the backend is installed (the `[openvino]` extra) and this CPU has int8 dot products."""
-    if not runtime.cpu_flags() & INT8_DOT:
-        return False
-    try:
-        import nncf  # noqa: F401
-        import openvino  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    # found, not imported: importing nncf takes seconds, and it is needed only to convert a model
+    return bool(runtime.cpu_flags() & INT8_DOT) and all(find_spec(name) for name in ("openvino", "nncf"))
 
 
 def precision() -> str:
@@ -82,10 +79,7 @@ def converted(export_dir: Path, name: str, make: Callable[[], tuple[Any, dict]])
 
 def ir_name(key: str, fingerprint: str) -> str:
     """Folder of a model's IR: the weights, the backend and the converter versions all change it."""
-    import nncf
-    import openvino as ov
-
-    return f"{key}-{fingerprint}-openvino-int8-{ov.get_version().split('-')[0]}-nncf{nncf.__version__}"
+    return f"{key}-{fingerprint}-openvino-int8-{version('openvino')}-nncf{version('nncf')}"
 
 
 def pooled_module(encoder, pooling: str):
