@@ -10,9 +10,12 @@ a model load each. Batches are small (2-4 texts: they pad less and these kernels
 Measured in bench/build_speed.py and real builds, docs/benchmarks.md.
 """
 
+import contextlib
+import logging
 import os
 import queue
 import shutil
+import sys
 import tempfile
 import threading
 from collections import deque
@@ -55,7 +58,6 @@ def converted(export_dir: Path, name: str, make: Callable[[], tuple[Any, dict]])
     target = Path(export_dir) / name
     if (target / "model.xml").exists():
         return target / "model.xml"
-    import nncf
     import openvino as ov
     import torch
 
@@ -65,7 +67,12 @@ def converted(export_dir: Path, name: str, make: Callable[[], tuple[Any, dict]])
         module, example = make()
         with torch.inference_mode():
             model = ov.convert_model(module.eval(), example_input=example)
-        model = nncf.compress_weights(model, mode=nncf.CompressWeightsMode.INT8_SYM)
+        # nncf logs and draws its progress on stdout, which is the JSON answer of `hindsight index build --json`
+        with contextlib.redirect_stdout(sys.stderr):
+            import nncf
+
+            nncf.set_log_level(logging.WARNING)  # its per-layer bitwidth table, in case it was imported before
+            model = nncf.compress_weights(model, mode=nncf.CompressWeightsMode.INT8_SYM)
         ov.save_model(model, str(tmp / "model.xml"), compress_to_fp16=False)
         tmp.chmod(0o755)  # mkdtemp makes it private; the export is shared by every user of this home
         os.rename(tmp, target)
