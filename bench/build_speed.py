@@ -1,7 +1,7 @@
 """Build speed: texts/s of embedding (+ indexing) per backend and process layout, against a baseline measured
 in the same run, on real abstracts; with drift and ranking agreement on real weights.
 
-    .venv/bin/python bench/build_speed.py [--n 600] [--rounds 2] [--candidates torch torch-bf16@2 ...]
+    .venv/bin/python bench/build_speed.py [--n 600] [--rounds 2] [--candidates torch torch-bf16@2 openvino-int8 ...]
     .venv/bin/python bench/build_speed.py --model specter2 [--n 64] [--project 27589]
     .venv/bin/python bench/build_speed.py --agreement [--calibration]   # dev-set recall@1, matched rate (theta)
 
@@ -10,8 +10,9 @@ texts in corpus order) then `faiss.IndexFlatIP.add`; each candidate is `MiniLMEm
 project's FaissIndex. SPECTER2: the baseline is the project's own `Specter2Embedder` in fp32 torch; the model is
 built here with the BERT-base shape (12 x 768, 512 tokens) and a seq_bn adapter from random weights (they run
 exactly as fast as the real ones); the time for `--project` papers is projected from the measured rate.
-A candidate is `BACKEND` (in this process, torch's default threads) or `BACKEND@P` (P worker processes, one
-thread each: embedders/workers.py, what a build uses); `auto` is what a build picks on this machine. Worker
+A candidate is `BACKEND` (in this process: torch's default threads, or openvino-int8's one compiled copy per core)
+or `BACKEND@P` (P worker processes, one thread each: embedders/workers.py, what a build does with torch backends);
+`auto` is what a build picks on this machine. Worker
 start-up (a model load per process, once per build) is reported separately and in the "incl. start-up" ratio.
 
 The machine may be shared, so the baseline and every candidate run once per round, interleaved, and a ratio is
@@ -112,12 +113,12 @@ def random_specter2(root: Path) -> tuple[Path, Path]:
     return base, adapter
 
 
-def real_weight_drift(backends: list[str], texts: list[str]) -> dict[str, tuple[float, float]]:
+def real_weight_drift(backends: list[str], texts: list[str], export_dir: Path) -> dict[str, tuple[float, float]]:
     """Mean/max drift of each backend's conversion on the real MiniLM weights (vs MiniLM fp32), same texts."""
     from indexing.embedders.minilm import MiniLMEmbedder
 
     reference = MiniLMEmbedder(backend="torch").encode(texts)
-    return {b: drift(reference, MiniLMEmbedder(backend=b).encode(texts)) for b in backends}
+    return {b: drift(reference, MiniLMEmbedder(backend=b, export_dir=export_dir).encode(texts)) for b in backends}
 
 
 def timed_rounds(baseline, candidates: list[Candidate], texts: list[str], rounds: int, batch_size: int):
@@ -203,7 +204,9 @@ def bench_specter2(args) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         base_dir, adapter_dir = random_specter2(Path(tmp))
-        make = lambda b: Specter2Embedder(base=str(base_dir), adapter=str(adapter_dir), backend=b)  # noqa: E731
+        export_dir = args.export_dir or Path(tmp) / "models"
+        make = lambda b: Specter2Embedder(base=str(base_dir), adapter=str(adapter_dir), backend=b,  # noqa: E731
+                                          export_dir=export_dir)
         fp32 = make("torch")
         tokens = fp32.tokenizer(TEXTS, truncation=True, max_length=512)["input_ids"]
         print(f"BERT-base + seq_bn adapter (random weights); mean {np.mean([len(t) for t in tokens]):.0f} tokens "
@@ -216,8 +219,9 @@ def bench_specter2(args) -> None:
 
         baseline(TEXTS[:8])
         candidates, times, vectors = run_candidates(args, baseline, make, index=False)
-    random_drift = {c.name: drift(vectors["baseline"], vectors[c.name]) for c in candidates}
-    real = real_weight_drift(sorted({c.embedder.backend for c in candidates}), corpus.texts(args.drift_n))
+        random_drift = {c.name: drift(vectors["baseline"], vectors[c.name]) for c in candidates}
+        real = real_weight_drift(sorted({c.embedder.backend for c in candidates}), corpus.texts(args.drift_n),
+                                 export_dir)
     print("drift on random weights (not the measure): "
           + ", ".join(f"{k} {v[0]:.5f}" for k, v in random_drift.items()))
     print(f"drift columns below: the same conversion on real MiniLM weights over {args.drift_n} real texts")
@@ -297,7 +301,8 @@ def main() -> None:
                         help="candidates' batch (default 16, the builds' default); the naive baseline keeps "
                              "encode's own")
     parser.add_argument("--candidates", nargs="*", default=None,
-                        help="BACKEND or BACKEND@WORKERS; default: a spread of backends plus auto@2")
+                        help="BACKEND or BACKEND@WORKERS; default: torch-bf16@2 (the previous auto), onnx-int8 "
+                             "(MiniLM) and auto")
     parser.add_argument("--project", type=int, default=27_589, help="papers to project the SPECTER2 time for")
     parser.add_argument("--drift-n", type=int, default=300, help="real texts for the SPECTER2 real-weight drift")
     parser.add_argument("--export-dir", type=Path, default=None, help="ONNX exports (default: a temporary folder)")
@@ -320,8 +325,8 @@ def main() -> None:
     args.n = args.n or (64 if specter else 600)
     # the builds' default (HINDSIGHT_BATCH_SIZE); the naive baseline keeps encode's 32
     args.batch_size = args.batch_size or 16
-    args.candidates = args.candidates or (["torch-bf16", "torch-int8", "auto@2"] if specter else
-                                          ["torch", "torch-bf16", "onnx-int8", "auto@2"])
+    args.candidates = args.candidates or (["torch-bf16@2", "auto"] if specter else
+                                          ["torch-bf16@2", "onnx-int8", "auto"])
     TEXTS = corpus.texts(args.n)
     print(f"{len(TEXTS)} real texts (title [SEP] abstract, mean {np.mean([len(t) for t in TEXTS]):.0f} chars)")
     (bench_specter2 if specter else bench_minilm)(args)

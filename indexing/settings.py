@@ -23,12 +23,15 @@ class Settings(BaseSettings):
     specter2_base: str = Field("allenai/specter2_base", description="Local folder or hub id of the SPECTER2 base.")
     specter2_adapter: str = Field("allenai/specter2", description="Local folder or hub id of the proximity adapter.")
     device: str = Field("cpu", description="cpu, or cuda / cuda:N (then `auto` backends run fp16 with batches of 128).")
-    minilm_backend: str = Field("auto", pattern="^(auto|torch|torch-bf16|torch-int8|cuda-fp16|onnx|onnx-int8)$",
+    minilm_backend: str = Field("auto",
+                                pattern="^(auto|torch|torch-bf16|torch-int8|cuda-fp16|onnx|onnx-int8|openvino-int8)$",
                                 description="MiniLM runtime for builds: auto (the fastest within the drift bound: "
-                                            "bf16 on CPUs with native bf16, else int8 ONNX when installed, else "
-                                            "fp32 torch; fp16 on CUDA) or a named one; each has its own revision.")
-    specter2_backend: str = Field("auto", pattern="^(auto|torch|torch-bf16|torch-int8|cuda-fp16)$",
-                                  description="SPECTER2 runtime: auto (bf16 on CPUs with native bf16, else fp32 "
+                                            "openvino-int8 where installed on CPUs with int8 dot products, else bf16 "
+                                            "on CPUs with native bf16, else int8 ONNX when installed, else fp32 "
+                                            "torch; fp16 on CUDA) or a named one; each has its own revision.")
+    specter2_backend: str = Field("auto", pattern="^(auto|torch|torch-bf16|torch-int8|cuda-fp16|openvino-int8)$",
+                                  description="SPECTER2 runtime: auto (openvino-int8 where installed on CPUs with "
+                                              "int8 dot products, else bf16 on CPUs with native bf16, else fp32 "
                                               "torch; fp16 on CUDA) or a named one; each has its own revision.")
     embed_workers: int = Field(0, ge=0, le=64,
                                description="Processes that embed a build (one torch thread each); 0 = auto: one per "

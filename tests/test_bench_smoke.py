@@ -44,7 +44,8 @@ def test_corpus_writes_pairs_and_ideas(tmp_path):
 @shared
 def test_build_speed_tiny():
     pytest.importorskip("onnxruntime", reason="the ONNX backend needs the [onnx] extra")
-    out = bench("build_speed.py", "--n", "16", "--rounds", "1", "--candidates", "torch", "onnx", "auto@2")
+    out = bench("build_speed.py", "--n", "16", "--rounds", "1", "--candidates", "torch", "onnx", "torch-bf16@2",
+                "auto")
     assert "\nonnx " in out and "ratio" in out and "auto=" in out and "worker start-up" in out
 
 

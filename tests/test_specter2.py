@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from indexing.embedders import join
+from indexing.embedders import join, openvino_backend
 from indexing.embedders.specter2 import SPECTER2_THETA, Specter2Embedder
 
 WORDS = ["graph", "neural", "network", "diffusion", "policy", "robot", "retrieval", "language", "model", "the", "of"]
@@ -104,3 +104,20 @@ def test_specter2_backends_convert_base_and_adapter(tiny_specter2):
         got = emb.encode(texts)
         assert got.dtype == np.float32 and float(np.min(np.sum(ref * got, axis=1))) > 0.98
     assert len(revisions) == 3
+
+
+@pytest.mark.skipif(not openvino_backend.available(), reason="openvino-int8 needs a CPU with int8 dot products")
+def test_specter2_openvino_int8_keeps_the_adapter_and_the_cls_vector(tiny_specter2, tmp_path):
+    """The IR is base + adapter (the adapter made to matter above), CLS-pooled; its own revision."""
+    base, adapter = tiny_specter2
+    fp32 = Specter2Embedder(base=str(base), adapter=str(adapter))
+    emb = Specter2Embedder(base=str(base), adapter=str(adapter), backend="openvino-int8", export_dir=tmp_path)
+    assert emb.revision == fp32.revision + openvino_backend.variant() and emb.dim == 32
+    texts = [join(fp32, w, " ".join(WORDS[i:] + WORDS[:i])) for i, w in enumerate(WORDS)]
+    got = emb.encode(texts, batch_size=3)
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    with_adapter, without = (reference_cls(base, adapter, texts, a) for a in (True, False))
+    assert float(np.mean(np.sum(with_adapter * got, axis=1))) > 0.99
+    assert float(np.mean(np.sum(without * got, axis=1))) < float(np.mean(np.sum(with_adapter * got, axis=1))) - 0.01
+    (xml,) = tmp_path.glob("specter2-*-openvino-int8-*/model.xml")  # converted once, into the models folder
+    assert "adapter_down" in xml.read_text()

@@ -22,7 +22,8 @@ def load_embedder(key: str, settings: Settings, *, theta: float | None = None, b
         from indexing.embedders.specter2 import Specter2Embedder
 
         return Specter2Embedder(base=settings.specter2_base, adapter=settings.specter2_adapter,
-                                device=settings.device, theta=theta, backend=backend or settings.specter2_backend)
+                                device=settings.device, theta=theta, backend=backend or settings.specter2_backend,
+                                export_dir=settings.home / "models")
     raise ValueError(f"unknown model {key!r}; known: {', '.join(KNOWN)}")
 
 

@@ -3,9 +3,10 @@
 A backend changes the vectors a little, so it is part of an embedder's revision (the embedding cache key and the
 manifest): vectors of different backends never mix, and scoring loads the backend the index was built with.
 `auto` picks the fastest backend measured within the drift bound (bench/build_speed.py, docs/benchmarks.md):
-CUDA fp16 on a GPU; bf16 weights where the CPU has native bf16 (AVX-512 BF16 or AMX: 2.6x fp32 in-process on the
-SPECTER2 shape, 4.8x in two worker processes, mean cosine drift 0.00005 on real MiniLM weights); else fp32 (torch
-int8 gave 1.5x but a mean drift of 0.019 on MiniLM, over both models' bounds).
+CUDA fp16 on a GPU; `openvino-int8` where the `[openvino]` extra is installed and the CPU has int8 dot products
+(openvino_backend.py: mean drift 0.0009 on real MiniLM weights, faster than bf16 torch in worker processes and
+without their start-up); bf16 weights where the CPU has native bf16 (AVX-512 BF16, AMX or Arm BF16: mean drift
+0.00005); else fp32 (torch int8 gave 1.5x but a mean drift of 0.019 on MiniLM, over both models' bounds).
 """
 
 from functools import lru_cache
@@ -36,6 +37,10 @@ def native_bf16() -> bool:
 def auto_backend(device: str) -> str:
     if device.startswith("cuda"):
         return "cuda-fp16"
+    from indexing.embedders import openvino_backend
+
+    if openvino_backend.available():
+        return "openvino-int8"
     return "torch-bf16" if native_bf16() else "torch"
 
 
@@ -45,9 +50,9 @@ def resolve(backend: str, device: str, known: tuple[str, ...]) -> str:
     if chosen not in known:
         raise ValueError(f"unknown backend {backend!r}; known: auto, {', '.join(known)}")
     cuda = device.startswith("cuda")
-    if (chosen == "cuda-fp16" and not cuda) or (chosen == "torch-int8" and cuda):
+    if (chosen == "cuda-fp16" and not cuda) or (chosen in ("torch-int8", "openvino-int8") and cuda):
         raise ValueError(f"backend {chosen!r} does not run on device {device!r} "
-                         "(cuda-fp16 needs HINDSIGHT_DEVICE=cuda, torch-int8 a CPU)")
+                         "(cuda-fp16 needs HINDSIGHT_DEVICE=cuda, openvino-int8 and torch-int8 a CPU)")
     return chosen
 
 
@@ -55,6 +60,10 @@ def variant(backend: str) -> str:
     """The revision suffix of a backend ("" for fp32 torch, so existing fp32 caches stay valid)."""
     if backend == "torch":
         return ""
+    if backend == "openvino-int8":
+        from indexing.embedders import openvino_backend
+
+        return openvino_backend.variant()
     if backend == "torch-int8":
         import torch
 

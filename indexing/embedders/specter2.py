@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexing.embedders import runtime
+from indexing.embedders import openvino_backend, runtime
 from indexing.embedders.base import length_sorted_batches, normalise, serialised_load
 
 SPECTER2_THETA = 0.96  # the paper's calibration; valid for SPECTER2 only
@@ -35,19 +35,47 @@ def folder_fingerprint(folder: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-BACKENDS = runtime.TORCH_BACKENDS  # no ONNX path: an export of base + adapter is not needed where bf16 runs
+BACKENDS = (*runtime.TORCH_BACKENDS, *openvino_backend.BACKENDS)
+
+
+def _adapter_model(base_dir: str, adapter_dir: str):
+    """base + the proximity adapter, active, in fp32."""
+    from adapters import AutoAdapterModel
+
+    model = AutoAdapterModel.from_pretrained(base_dir)
+    name = model.load_adapter(adapter_dir, load_as="specter2", set_active=True)
+    model.set_active_adapters(name)
+    return model
 
 
 @serialised_load  # outside the cache: the first callers wait for one construction, then share its copy
 @lru_cache(maxsize=4)
 def _load(base_dir: str, adapter_dir: str, device: str, backend: str):
     """One converted copy of base + adapter per process and backend."""
-    from adapters import AutoAdapterModel
+    return runtime.prepare(_adapter_model(base_dir, adapter_dir), backend, device)
 
-    model = AutoAdapterModel.from_pretrained(base_dir)
-    name = model.load_adapter(adapter_dir, load_as="specter2", set_active=True)
-    model.set_active_adapters(name)
-    return runtime.prepare(model, backend, device)
+OPENVINO_BATCH = 2  # measured here: BERT-base: 9.0 texts/s at 2, 5.4 at 16
+
+
+@serialised_load
+@lru_cache(maxsize=2)
+def _openvino(base_dir: str, adapter_dir: str, fingerprint: str, export_dir: Path) -> openvino_backend.OpenVINOEncoder:
+    """One compiled int8 IR of base + adapter (the adapter's layers in the graph) per process."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(base_dir)
+
+    def graph():
+        example = tokenizer(["a title[SEP]an abstract", "another"], padding=True, return_tensors="pt",
+                            return_token_type_ids=False)
+        return openvino_backend.pooled_module(_adapter_model(base_dir, adapter_dir), "cls"), dict(example)
+
+    def tokenize(texts: list[str]) -> dict[str, np.ndarray]:
+        return dict(tokenizer(texts, padding=True, truncation=True, max_length=MAX_TOKENS, return_tensors="np",
+                              return_token_type_ids=False))
+
+    xml = openvino_backend.converted(export_dir, openvino_backend.ir_name("specter2", fingerprint), graph)
+    return openvino_backend.OpenVINOEncoder(xml, tokenize, batch=OPENVINO_BATCH)
 
 
 class Specter2Embedder:
@@ -56,21 +84,28 @@ class Specter2Embedder:
 
     def __init__(self, *, base: str = "allenai/specter2_base", adapter: str = "allenai/specter2",
                  device: str = "cpu", theta: float | None = None, local_only: bool = False,
-                 backend: str = "torch") -> None:
+                 backend: str = "torch", export_dir: Path | None = None) -> None:
         import torch
         from transformers import AutoTokenizer
 
         backend = runtime.resolve(backend, device, BACKENDS)
         base_dir, adapter_dir = resolve(base, local_only=local_only), resolve(adapter, local_only=local_only)
         self.tokenizer = AutoTokenizer.from_pretrained(str(base_dir))
-        self.model = _load(str(base_dir), str(adapter_dir), device, backend)
+        weights = f"{folder_fingerprint(base_dir)}+{folder_fingerprint(adapter_dir)}"
+        self.openvino: openvino_backend.OpenVINOEncoder | None = None
+        if backend in openvino_backend.BACKENDS:
+            self.openvino = _openvino(str(base_dir), str(adapter_dir), weights.replace("+", "-"),
+                                      Path(export_dir or Path.home() / ".cache" / "hindsight"))
+            self.dim = self.openvino.dim
+        else:
+            self.model = _load(str(base_dir), str(adapter_dir), device, backend)
+            self.dim = int(self.model.config.hidden_size)
         self._torch, self.device, self.backend = torch, device, backend
         self._spec = {"base": base, "adapter": adapter, "device": device, "theta": theta, "local_only": local_only,
-                      "backend": backend}
+                      "backend": backend, "export_dir": export_dir}
         self.model_id = f"{base}+{adapter}"
         # the backend is part of the revision, so the cache never mixes fp32 and bf16/int8 vectors
-        self.revision = f"{folder_fingerprint(base_dir)}+{folder_fingerprint(adapter_dir)}{runtime.variant(backend)}"
-        self.dim = int(self.model.config.hidden_size)
+        self.revision = f"{weights}{runtime.variant(backend)}"
         self.theta = SPECTER2_THETA if theta is None else theta
         self.sep = self.tokenizer.sep_token
         self.max_tokens = MAX_TOKENS
@@ -80,6 +115,8 @@ class Specter2Embedder:
         return dict(self._spec)
 
     def encode(self, texts: list[str], *, batch_size: int = 16, progress=None) -> np.ndarray:
+        if self.openvino is not None:
+            return self.openvino.encode(texts, batch_size=batch_size, progress=progress)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         batch_size = max(batch_size, runtime.DEFAULT_BATCH.get(self.backend, 0))
         for batch in length_sorted_batches(texts, batch_size):
