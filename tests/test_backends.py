@@ -73,13 +73,17 @@ def test_auto_picks_by_device_and_cpu(monkeypatch):
     assert runtime.auto_backend("cpu") == "torch-bf16" and runtime.auto_backend("cuda:0") == "cuda-fp16"
     monkeypatch.setattr(runtime, "cpu_flags", lambda: frozenset({"avx512_bf16", "avx512_vnni"}))
     assert runtime.auto_backend("cpu") == "openvino-int8"  # installed with the test extra
+    from indexing.embedders import minilm as minilm_module
+
+    # MiniLM keeps the revision its shipped hybrid fit was made on (SPECTER2, dense only, takes openvino-int8)
+    assert minilm_module.auto_backend("cpu") == "torch-bf16"
+    monkeypatch.setattr(runtime, "cpu_flags", lambda: frozenset({"avx512_vnni"}))
+    assert minilm_module.auto_backend("cpu") == "openvino-int8"
     assert runtime.auto_backend("cuda") == "cuda-fp16"
     with pytest.raises(ValueError, match="openvino-int8 and torch-int8 a CPU"):
         runtime.resolve("openvino-int8", "cuda", (*runtime.TORCH_BACKENDS, "openvino-int8"))
     monkeypatch.setattr(runtime, "cpu_flags", lambda: frozenset({"avx2"}))
     assert runtime.auto_backend("cpu") == "torch"
-    from indexing.embedders import minilm as minilm_module
-
     assert minilm_module.auto_backend("cpu") == "onnx-int8"  # ONNX Runtime is installed with the test extra
     with pytest.raises(ValueError, match="cuda-fp16 needs HINDSIGHT_DEVICE=cuda"):
         runtime.resolve("cuda-fp16", "cpu", runtime.TORCH_BACKENDS)
