@@ -23,8 +23,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         migrate(settings.db_path)
-        if settings.scoring_threads:
-            apply_scoring_threads(settings.scoring_threads)
+        apply_scoring_threads(settings.scoring_threads)
         app.state.holder.refresh()
         yield
         app.state.jobs.shutdown()

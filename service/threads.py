@@ -6,17 +6,13 @@ tail (docs/benchmarks.md): the server gets its parallelism from concurrent reque
 searches run on one thread per call already (indexing.vectorindex.faiss_index.FEW_QUERIES).
 """
 
-from typing import Any
 
-
-def apply_scoring_threads(n: int) -> dict[str, Any]:
-    """Set torch's intra-op threads and numpy's BLAS threads to n (0: leave the libraries' defaults); returns what
-    runs now, for the log."""
+def apply_scoring_threads(n: int) -> None:
+    """Set torch's intra-op threads and numpy's BLAS threads to n (0: leave the libraries' defaults)."""
+    if n <= 0:
+        return
     import torch
     from threadpoolctl import ThreadpoolController
 
-    numpy_blas = ThreadpoolController().select(user_api="blas", prefix="libscipy_openblas")
-    if n > 0:
-        torch.set_num_threads(n)
-        numpy_blas.limit(limits=n, user_api="blas")
-    return {"torch": torch.get_num_threads(), "numpy_blas": [lib["num_threads"] for lib in numpy_blas.info()]}
+    torch.set_num_threads(n)
+    ThreadpoolController().select(user_api="blas", prefix="libscipy_openblas").limit(limits=n, user_api="blas")
