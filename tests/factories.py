@@ -10,11 +10,17 @@ import numpy as np
 import orjson
 from sqlalchemy import select
 
+from indexing.build import BuildResult, build_index
 from indexing.db import migrate, session_scope
+from indexing.embedders import Embedder
+from indexing.ingest import ingest_path
 from indexing.models import Idea, JudgeScore, Match, Paper, Run, Score
 from indexing.settings import Settings
 from indexing.vectorindex.faiss_index import FILENAME
 from indexing.versions import MANIFEST, PAPERS, sha256_file
+from tests.helpers import ROOT
+
+SAMPLE_PAPERS = ROOT / "data" / "papers.jsonl"
 
 # per system: how many ideas are planted in each quadrant (default cuts: matched, judge median)
 PLANTED = {
@@ -117,3 +123,14 @@ def corpus(settings: Settings) -> dict[str, tuple]:
     with session_scope(settings.db_path) as s:
         return {p.paper_id: (p.title, p.abstract, p.publication_date, p.date_rule, p.venue, p.citation_count, p.doi)
                 for p in s.scalars(select(Paper))}
+
+
+def sample_version(home: Path, embedder: Embedder, n: int) -> BuildResult:
+    """The first n bundled sample papers ingested under home and one version built over all time (the default
+    matcher)."""
+    settings = Settings(home=home)
+    migrate(settings.db_path)
+    path = home / "papers.jsonl"
+    path.write_text("\n".join(SAMPLE_PAPERS.read_text().splitlines()[:n]) + "\n")
+    ingest_path(path, db_path=settings.db_path)
+    return build_index(settings, embedder=embedder, cutoff=date(2000, 1, 1), until=date(2100, 12, 31))

@@ -11,15 +11,14 @@ import orjson
 import pytest
 
 from indexing.build import build_index, matcher_manifest
-from indexing.db import migrate
 from indexing.embedders import join
-from indexing.ingest import ingest_path
 from indexing.matcher import default_matcher
 from indexing.settings import Settings
 from indexing.versions import MANIFEST, current_version, load_version, set_current, sha256_file
+from tests.factories import SAMPLE_PAPERS as PAPERS
+from tests.factories import sample_version
 from tests.helpers import ROOT
 
-PAPERS = ROOT / "data" / "papers.jsonl"
 IDEAS = ROOT / "data" / "ideas" / "sample.jsonl"
 WINDOW = {"cutoff": date(2000, 1, 1), "until": date(2100, 12, 31)}
 
@@ -28,12 +27,7 @@ WINDOW = {"cutoff": date(2000, 1, 1), "until": date(2100, 12, 31)}
 def template(tmp_path_factory, minilm) -> Path:
     """80 sample papers, one version built with the default (hybrid) matcher."""
     home = tmp_path_factory.mktemp("matcher") / "home"
-    settings = Settings(home=home)
-    migrate(settings.db_path)
-    path = home / "papers.jsonl"
-    path.write_text("\n".join(PAPERS.read_text().splitlines()[:80]) + "\n")
-    ingest_path(path, db_path=settings.db_path)
-    build_index(settings, embedder=minilm, **WINDOW)
+    sample_version(home, minilm, 80)
     return home
 
 

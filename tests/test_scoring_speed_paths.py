@@ -5,15 +5,11 @@ and through the plain computations they replace give identical matches, probabil
 import copy
 import json
 import threading
-from datetime import date
 
 import faiss
 import pytest
 import torch
 
-from indexing.build import build_index
-from indexing.db import migrate
-from indexing.ingest import ingest_path
 from indexing.matcher import evidence as evidence_module
 from indexing.matcher import ranges
 from indexing.settings import Settings
@@ -22,9 +18,10 @@ from indexing.versions import load_version
 from service.matching import score_ideas
 from service.schemas import IdeaIn
 from service.threads import apply_scoring_threads
+from tests.factories import SAMPLE_PAPERS as PAPERS
+from tests.factories import sample_version
 from tests.helpers import ROOT
 
-PAPERS = ROOT / "data" / "papers.jsonl"
 IDEAS = ROOT / "data" / "ideas" / "sample.jsonl"
 LONG = " ".join(f"Step {i}: we retrieve passages, rank them with a learned scorer and answer." for i in range(40))
 
@@ -33,13 +30,8 @@ LONG = " ".join(f"Step {i}: we retrieve passages, rank them with a learned score
 def loaded(tmp_path_factory, minilm):
     """120 sample papers in one hybrid version."""
     home = tmp_path_factory.mktemp("speed") / "home"
-    settings = Settings(home=home)
-    migrate(settings.db_path)
-    path = home / "papers.jsonl"
-    path.write_text("\n".join(PAPERS.read_text().splitlines()[:120]) + "\n")
-    ingest_path(path, db_path=settings.db_path)
-    built = build_index(settings, embedder=minilm, cutoff=date(2000, 1, 1), until=date(2100, 12, 31))
-    return load_version(settings.indexes_dir, built.version)
+    built = sample_version(home, minilm, 120)
+    return load_version(Settings(home=home).indexes_dir, built.version)
 
 
 def ideas() -> list[IdeaIn]:

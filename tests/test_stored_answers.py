@@ -5,19 +5,15 @@ import csv
 import io
 import json
 import shutil
-from datetime import date
 from pathlib import Path
 
 import httpx
 import pytest
 
-from indexing.build import build_index
-from indexing.db import migrate
-from indexing.ingest import ingest_path
-from indexing.settings import Settings
+from tests.factories import SAMPLE_PAPERS as PAPERS
+from tests.factories import sample_version
 from tests.helpers import ROOT
 
-PAPERS = ROOT / "data" / "papers.jsonl"
 IDEAS = ROOT / "data" / "ideas" / "sample.jsonl"
 
 
@@ -25,12 +21,7 @@ IDEAS = ROOT / "data" / "ideas" / "sample.jsonl"
 def template(tmp_path_factory, minilm) -> Path:
     """60 sample papers, one version built with the default (hybrid) matcher."""
     home = tmp_path_factory.mktemp("stored") / "home"
-    settings = Settings(home=home)
-    migrate(settings.db_path)
-    path = home / "papers.jsonl"
-    path.write_text("\n".join(PAPERS.read_text().splitlines()[:60]) + "\n")
-    ingest_path(path, db_path=settings.db_path)
-    build_index(settings, embedder=minilm, cutoff=date(2000, 1, 1), until=date(2100, 12, 31))
+    sample_version(home, minilm, 60)
     return home
 
 
