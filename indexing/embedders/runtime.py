@@ -4,7 +4,7 @@ A backend changes the vectors a little, so it is part of an embedder's revision 
 manifest): vectors of different backends never mix, and scoring loads the backend the index was built with.
 `auto` picks the fastest backend measured within the drift bound (bench/build_speed.py, docs/benchmarks.md):
 CUDA fp16 on a GPU; `openvino-int8` where the `[openvino]` extra is installed and the CPU has int8 dot products
-(openvino_backend.py: mean drift 0.0009 on real MiniLM weights, faster than bf16 torch in worker processes and
+(openvino_backend.py: mean drift 0.0024 on real MiniLM weights, faster than bf16 torch in worker processes and
 without their start-up); bf16 weights where the CPU has native bf16 (AVX-512 BF16, AMX or Arm BF16: mean drift
 0.00005); else fp32 (torch int8 gave 1.5x but a mean drift of 0.019 on MiniLM, over both models' bounds).
 """
