@@ -120,4 +120,4 @@ def test_specter2_openvino_int8_keeps_the_adapter_and_the_cls_vector(tiny_specte
     assert float(np.mean(np.sum(with_adapter * got, axis=1))) > 0.99
     assert float(np.mean(np.sum(without * got, axis=1))) < float(np.mean(np.sum(with_adapter * got, axis=1))) - 0.01
     (xml,) = tmp_path.glob("specter2-*-openvino-int8-*/model.xml")  # converted once, into the models folder
-    assert "adapter_down" in xml.read_text()
+    assert "adapter_down" in xml.read_text() and "FakeQuantize" in xml.read_text()

@@ -1,17 +1,20 @@
-"""The `openvino-int8` backend: a torch encoder converted once to OpenVINO IR with int8 weights, run on every core
-of this process.
+"""The `openvino-int8` backend: a torch encoder converted once to OpenVINO IR and quantised to int8, run on every
+core of this process.
 
-Weights are int8 per output channel (nncf weight compression); the CPU plugin quantises activations on the fly,
-one scale per token and hidden-width group, and multiplies with VNNI int8 kernels; everything else runs in bf16
-where the CPU has it (f32 elsewhere, a different revision). Mean drift on the real MiniLM weights 0.0024 (bf16
-torch 0.00005, int8 torch 0.019: scales per token are what keep it small; groups of 32 drifted 0.0009 but ran
-1.3x slower). One single-thread compiled copy per core, each fed
-from its own thread (inference releases the GIL): the layout of the torch worker processes without their start-up,
-a model load each. Batches are small (2-4 texts: they pad less and these kernels gain nothing from more rows).
-Measured in bench/build_speed.py and real builds, docs/benchmarks.md.
+Static int8 (nncf post-training quantisation, transformer preset: SmoothQuant, per-channel weights, activation
+scales calibrated once on the 128 sample abstracts in int8_calibration.jsonl, fast bias correction); the products
+run on VNNI int8 kernels, everything nncf leaves in float runs in bf16 where the CPU has it (f32 elsewhere, a
+different revision). Mean drift on the real MiniLM weights 0.0028 against fp32 (bf16 torch 0.00005, int8 torch
+0.019). Measured on BERT-base against the earlier schemes, same run: 12.2 texts/s, weight-only int8 with activations
+quantised on the fly per token 10.3 (drift 0.0024), in groups of 32 8.4 (0.0009). One single-thread compiled copy
+per core, each fed from its own thread (inference releases the GIL): the layout of the torch worker processes
+without their start-up, a model load each. Batches are small (2-4 texts: they pad less and these kernels gain
+nothing from more rows). Measured in bench/build_speed.py, bench/specter2_build.py; docs/benchmarks.md.
 """
 
 import contextlib
+import hashlib
+import json
 import logging
 import os
 import queue
@@ -35,6 +38,8 @@ from indexing.embedders.workers import cores
 
 BACKENDS = ("openvino-int8",)
 INT8_DOT = {"avx512_vnni", "avx_vnni", "amx_int8", "asimddp"}  # CPUs with int8 dot-product instructions
+CALIBRATION = Path(__file__).with_name("int8_calibration.jsonl")  # frozen: its hash is part of every IR's name
+CALIBRATION_BATCH = 2  # texts per calibration sample, the batch SPECTER2 runs with
 
 
 def available() -> bool:
@@ -49,13 +54,21 @@ def precision() -> str:
 
 
 def variant() -> str:
-    """Per-token activation scales ("token"; "-openvino-int8-bf16" was groups of 32): the vectors differ by it."""
-    return f"-openvino-int8-token-{precision()}"
+    """Static int8 ("-openvino-int8-bf16" was weight-only int8 with activations quantised in groups of 32)."""
+    return f"-openvino-int8-static-{precision()}"
+
+
+def calibration_texts(sep: str) -> list[str]:
+    """The calibration inputs, joined as the model's build inputs are (title + sep + abstract)."""
+    rows = [json.loads(line) for line in CALIBRATION.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [f"{r['title']}{sep}{r['abstract']}" for r in rows]
 
 
 @serialised_load
-def converted(export_dir: Path, name: str, make: Callable[[], tuple[Any, dict]]) -> Path:
-    """The int8 IR of `make()`'s (torch module, example inputs), converted once into export_dir/name."""
+def converted(export_dir: Path, name: str, make: Callable[[], tuple[Any, dict]],
+              calibration: Callable[[], list[dict[str, np.ndarray]]]) -> Path:
+    """The int8 IR of `make()`'s (torch module, example inputs), quantised with activation ranges from the model
+    inputs `calibration()` returns; converted once into export_dir/name."""
     target = Path(export_dir) / name
     if (target / "model.xml").exists():
         return target / "model.xml"
@@ -73,7 +86,9 @@ def converted(export_dir: Path, name: str, make: Callable[[], tuple[Any, dict]])
             import nncf
 
             nncf.set_log_level(logging.WARNING)  # its per-layer bitwidth table, in case it was imported before
-            model = nncf.compress_weights(model, mode=nncf.CompressWeightsMode.INT8_SYM)
+            feeds = calibration()
+            model = nncf.quantize(model, nncf.Dataset(feeds), model_type=nncf.ModelType.TRANSFORMER,
+                                  subset_size=len(feeds))
         ov.save_model(model, str(tmp / "model.xml"), compress_to_fp16=False)
         tmp.chmod(0o755)  # mkdtemp makes it private; the export is shared by every user of this home
         os.rename(tmp, target)
@@ -86,8 +101,15 @@ def converted(export_dir: Path, name: str, make: Callable[[], tuple[Any, dict]])
 
 
 def ir_name(key: str, fingerprint: str) -> str:
-    """Folder of a model's IR: the weights, the backend and the converter versions all change it."""
-    return f"{key}-{fingerprint}-openvino-int8-{version('openvino')}-nncf{version('nncf')}"
+    """Folder of a model's IR: the weights, the calibration texts and the converter versions all change it."""
+    texts = hashlib.sha256(CALIBRATION.read_bytes()).hexdigest()[:8]
+    return f"{key}-{fingerprint}-openvino-int8-static-{texts}-{version('openvino')}-nncf{version('nncf')}"
+
+
+def calibration_feeds(tokenize: Callable[[list[str]], dict[str, np.ndarray]], sep: str) -> list[dict[str, np.ndarray]]:
+    """The calibration texts tokenised as the encoder's batches are."""
+    texts = calibration_texts(sep)
+    return [tokenize(texts[i:i + CALIBRATION_BATCH]) for i in range(0, len(texts), CALIBRATION_BATCH)]
 
 
 def pooled_module(encoder, pooling: str):
@@ -124,11 +146,8 @@ class OpenVINOEncoder:
         model = core.read_model(str(xml))
         self.streams = cores()
         self.dim = int(model.outputs[0].get_partial_shape()[1].get_length())
-        # one activation scale per token: groups of the hidden width (the pooled output's); measured on BERT-base
-        # 13.4 texts/s against 10.0 for groups of 32, and no dynamic quantisation at all (a larger group) 7.5
         config = {"PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1, "INFERENCE_NUM_THREADS": 1,
-                  "ENABLE_CPU_PINNING": False, "INFERENCE_PRECISION_HINT": precision(),
-                  "DYNAMIC_QUANTIZATION_GROUP_SIZE": self.dim}
+                  "ENABLE_CPU_PINNING": False, "INFERENCE_PRECISION_HINT": precision()}
         self._requests: queue.SimpleQueue = queue.SimpleQueue()
         for _ in range(self.streams):
             self._requests.put(core.compile_model(model, "CPU", config).create_infer_request())
