@@ -7,7 +7,7 @@ import shutil
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
 
@@ -54,6 +54,9 @@ class BuildResult:
     version: str
     manifest: dict
     seconds: float
+    # where the seconds went: "start" (model load), "embed" (the papers the cache lacked), "rest" (index, BM25,
+    # verify, publish); a projection to a larger corpus scales "embed" alone
+    stages: dict[str, float] = field(default_factory=dict)
 
 
 @contextmanager
@@ -148,6 +151,7 @@ def build_index(settings: Settings, *, model: str | None = None, cutoff: date | 
     indexes_dir, db_path = settings.indexes_dir, settings.db_path
     with build_lock(indexes_dir):
         embedder, build_id = _start(settings, embedder, model, theta)
+        loaded = time.perf_counter()
         staging = indexes_dir / f".build-{build_id}-{os.getpid()}"
         created: list = []
         try:
@@ -164,6 +168,8 @@ def build_index(settings: Settings, *, model: str | None = None, cutoff: date | 
         _record(db_path, build_id, status="published", version=result.version, manifest=result.manifest)
         _prune(indexes_dir)
         result.seconds = time.perf_counter() - started
+        embed = result.stages.get("embed", 0.0)
+        result.stages = {"start": loaded - started, "embed": embed, "rest": result.seconds - (loaded - started) - embed}
         return result
 
 
@@ -253,8 +259,10 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
         embed_on_ray(embedder, texts, settings=settings, address=address, progress=progress)
     elif engine != "local":
         raise BuildFailed(f"unknown engine {engine!r}; use local or ray")
+    embedding = time.perf_counter()
     vectors, embedded = embed_with_cache(embedder, texts, db_path=settings.db_path, batch_size=settings.batch_size,
                                          progress=progress, workers=settings.embed_workers)
+    embedding = time.perf_counter() - embedding
     if progress:
         progress("index", 0, len(papers))
     snapshot, built = _snapshot(settings, papers, cutoff, until)
@@ -304,7 +312,7 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
     }
     (staging / MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
     _publish(settings.indexes_dir, staging, version, files, probe=vectors[0])
-    return BuildResult(version=version, manifest=manifest, seconds=0.0)
+    return BuildResult(version=version, manifest=manifest, seconds=0.0, stages={"embed": embedding})
 
 
 def _select(settings: Settings, cutoff: date, until: date) -> _Selection:

@@ -17,8 +17,6 @@ from datetime import date
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
-from sklearn.metrics import average_precision_score, precision_recall_curve
 from sqlalchemy import select
 
 from indexing.build import embed_with_cache
@@ -104,6 +102,8 @@ def exact_pick(positives: Sequence[set[str]], hits: Hits, target_precision: floa
     y, s = pair_scores(positives, hits)
     if not y.any():
         return {"theta": None, "precision": None, "recall": None, "average_precision": None}
+    from sklearn.metrics import average_precision_score, precision_recall_curve  # 1.5 s at every CLI start
+
     precision, recall, thresholds = precision_recall_curve(y, s)
     precision, recall = precision[:-1], recall[:-1]  # the last point has no threshold
     keep = (thresholds > MISSED) & (precision >= target_precision)
@@ -153,6 +153,8 @@ def null_summary(cosines: np.ndarray, thetas: Sequence[float] = ()) -> dict:
 
 def null_percentile(cosines: np.ndarray, theta: float) -> float:
     """Percentile (0-100) of theta in the null distribution: the share of random pairs strictly below it."""
+    from scipy import stats
+
     return float(stats.percentileofscore(cosines, theta, kind="strict"))
 
 

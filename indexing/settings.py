@@ -34,8 +34,10 @@ class Settings(BaseSettings):
                                               "int8 dot products, else bf16 on CPUs with native bf16, else fp32 "
                                               "torch; fp16 on CUDA) or a named one; each has its own revision.")
     embed_workers: int = Field(0, ge=0, le=64,
-                               description="Processes that embed a build (one torch thread each); 0 = auto: one per "
-                                           "CPU core for builds of 512+ new texts on CPU, else in-process.")
+                               description="Processes that embed a build with a torch backend (one torch thread each); "
+                                           "0 = auto: one per CPU core for builds of 512+ new texts on CPU, else "
+                                           "in-process. ONNX and openvino-int8 builds ignore it: they run on every "
+                                           "core in-process.")
     batch_size: int = Field(16, ge=1, le=1024, description="Texts per encoder batch in builds (16: measured fastest "
                                                            "for bf16 MiniLM on CPU, less padding than 32).")
 

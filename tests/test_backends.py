@@ -68,6 +68,7 @@ def test_openvino_int8_is_its_own_revision_within_the_drift_bound(minilm, tmp_pa
     (xml,) = tmp_path.glob("minilm-*-openvino-int8-*/model.xml")  # converted once, reused
     assert "FakeQuantize" in xml.read_text()  # activations quantised with calibrated ranges, not weights alone
     assert plan(ov, 10_000) == 0  # its streams are the parallelism: no worker processes to start
+    assert plan(ov, 10_000, workers=2) == 0  # not even when asked: 2 workers x a copy per core oversubscribe
 
 
 def test_auto_picks_by_device_and_cpu(monkeypatch):

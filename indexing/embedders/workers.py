@@ -33,12 +33,14 @@ def cores() -> int:
 
 
 def plan(embedder: Embedder, n_texts: int, workers: int = 0) -> int:
-    """How many worker processes to use (0 = embed in this process); `workers` 0 means decide."""
+    """How many worker processes to use (0 = embed in this process); `workers` 0 means decide. Only torch backends
+    get workers, even when asked: ONNX Runtime and openvino-int8 already run on every core of this process, and a
+    worker each would put cores x workers threads on the cores."""
+    if getattr(embedder, "backend", None) not in TORCH_BACKENDS:
+        return 0
     if workers:
         return workers if workers > 1 else 0
     if getattr(embedder, "device", "cpu") != "cpu" or not hasattr(embedder, "spec") or n_texts < MIN_TEXTS:
-        return 0
-    if getattr(embedder, "backend", None) not in TORCH_BACKENDS:  # ONNX Runtime sizes its own thread pool
         return 0
     n = cores()
     return n if n > 1 else 0

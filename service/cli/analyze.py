@@ -7,7 +7,6 @@ import typer
 from rich.table import Table
 
 from indexing.db import session_scope
-from service import plots
 from service.analyses import (
     AnalysisError, QUADRANTS, Selection, correlations, quadrant_points, quadrants, resolve_runs, systems_summary,
     table_rows, to_csv,
@@ -61,9 +60,16 @@ def _print_warnings(answer: dict) -> None:
         console.print(f"[bold yellow]warning ({w['code']}):[/] {w['message']}", highlight=False)
 
 
+def _plots():
+    """service.plots, imported when a plot is asked for: matplotlib would cost every CLI start half a second."""
+    from service import plots
+
+    return plots
+
+
 def _plot_format(path: Path) -> str:
     fmt = path.suffix.lower().lstrip(".")
-    if fmt not in plots.FORMATS:
+    if fmt not in _plots().FORMATS:
         fail(f"--plot: {path} must end in .png or .svg")
     return fmt
 
@@ -87,7 +93,7 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
         with session_scope(settings.db_path) as session:
             selection = _selection(session, run, system, by, cutoff, until, pool_windows, level)
             answer = systems_summary(session, selection=selection, n_resamples=n_resamples, seed=seed)
-            image = plots.distribution_plot(load_ideas(session, selection), fmt=fmt) if fmt else None
+            image = _plots().distribution_plot(load_ideas(session, selection), fmt=fmt) if fmt else None
         _write_csv(csv_file, "systems", answer, table)
     except AnalysisError as exc:
         fail(str(exc))
@@ -165,7 +171,7 @@ def quadrants_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str =
                 _write_csv(csv_file, "quadrants", full, table)
             if fmt:
                 frame, meta = quadrant_points(session, **options)
-                image = plots.quadrant_plot(frame, {**meta, "counts": quadrant_counts(frame)}, fmt=fmt)
+                image = _plots().quadrant_plot(frame, {**meta, "counts": quadrant_counts(frame)}, fmt=fmt)
     except AnalysisError as exc:
         fail(str(exc))
     _write_plot(plot, image)
@@ -222,7 +228,7 @@ def cutoffs_(run: list[str] = RunOpt, system: list[str] = SystemOpt,
     if csv_file:
         csv_file.write_text(to_csv(cutoff_rows(answer)), encoding="utf-8")
         console.print(f"wrote {csv_file}", highlight=False)
-    _write_plot(plot, plots.cutoff_plot(answer, fmt=fmt) if fmt else None)
+    _write_plot(plot, _plots().cutoff_plot(answer, fmt=fmt) if fmt else None)
     if json_out:
         print_json(answer)
         return

@@ -50,11 +50,13 @@ def build(model: str = typer.Option(None, help="Embedder: minilm (offline defaul
         fail(str(exc), 1)
     m = result.manifest
     if json_out:
-        print_json({"version": result.version, "seconds": round(result.seconds, 3), "manifest": m})
+        print_json({"version": result.version, "seconds": round(result.seconds, 3),
+                    "stages": {k: round(v, 3) for k, v in result.stages.items()}, "manifest": m})
         return
     c = m["counts"]
-    console.print(f"published [bold]{result.version}[/] in {result.seconds:.1f}s: {c['indexed']} papers indexed "
-                  f"({c['embedded_new']} embedded, {c['embedded_from_cache']} from cache), model {m['model']} "
+    took = ", ".join(f"{k} {v:.1f}s" for k, v in result.stages.items())
+    console.print(f"published [bold]{result.version}[/] in {result.seconds:.1f}s ({took}): {c['indexed']} papers "
+                  f"indexed ({c['embedded_new']} embedded, {c['embedded_from_cache']} from cache), model {m['model']} "
                   f"theta {m['theta']}, matcher {m['matcher']['default']}, index {m['index']['kind']}, "
                   f"window {m['window']['start']}..{m['window']['end']}; excluded "
                   f"{c['excluded_before_cutoff']} before cutoff, {c['excluded_after_window']} after window",
