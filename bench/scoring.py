@@ -91,12 +91,12 @@ def main() -> None:
     args = parser.parse_args()
 
     from indexing.build import build_index
-    from indexing.db import migrate, session_scope
+    from indexing.db import migrate
     from indexing.ingest import ingest_path
     from indexing.settings import Settings
-    from service.matching import score_ideas
+    from service.generator_runs import score_run
+    from service.ideas.records import ReadResult
     from service.schemas import IdeaIn
-    from service.scoring import context_of, store_scores
     from service.state import IndexHolder
     from service.threads import apply_scoring_threads
 
@@ -125,12 +125,9 @@ def main() -> None:
         loaded = holder.current()
         embedder = holder.embedder_for(loaded)
 
-        def in_process(ideas: list[dict], run: str) -> None:
-            req = [IdeaIn(**i) for i in ideas]
-            results = score_ideas(req, loaded=loaded, embedder=embedder, top_k=settings.top_k)
-            with session_scope(settings.db_path) as session:
-                store_scores(session, system="bench", label=run, ideas=req, results=results,
-                             context=context_of(loaded, settings.top_k))
+        def in_process(ideas: list[dict], run: str) -> None:  # what POST /v1/score runs, without HTTP
+            score_run(settings, loaded=loaded, embedder=embedder, read=ReadResult.of([IdeaIn(**i) for i in ideas]),
+                      system="bench", run=run)
 
         proc, url = start_server(home, args.port)
         try:

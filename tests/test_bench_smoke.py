@@ -61,6 +61,14 @@ def test_build_speed_specter2_tiny():
 @pytest.mark.slow
 @slow
 @shared
+def test_specter2_build_tiny():
+    out = bench("specter2_build.py", "--n", "6", "--baseline-n", "3", "--candidates", "torch-bf16")
+    assert "round 1: torch 3 papers" in out and "torch-bf16 6 papers" in out and "projected" in out
+
+
+@pytest.mark.slow
+@slow
+@shared
 def test_incremental_tiny():
     out = bench("incremental.py", "--n", "40", "--new-share", "0.05")
     assert "rebuild / full build" in out and "2 embedded" in out

@@ -5,11 +5,12 @@ Static int8 (nncf post-training quantisation, transformer preset: SmoothQuant, p
 scales calibrated once on the 128 sample abstracts in int8_calibration.jsonl, fast bias correction); the products
 run on VNNI int8 kernels, everything nncf leaves in float runs in bf16 where the CPU has it (f32 elsewhere, a
 different revision). Mean drift on the real MiniLM weights 0.0028 against fp32 (bf16 torch 0.00005, int8 torch
-0.019). Measured on BERT-base against the earlier schemes, same run: 12.2 texts/s, weight-only int8 with activations
-quantised on the fly per token 10.3 (drift 0.0024), in groups of 32 8.4 (0.0009). One single-thread compiled copy
-per core, each fed from its own thread (inference releases the GIL): the layout of the torch worker processes
-without their start-up, a model load each. Batches are small (2-4 texts: they pad less and these kernels gain
-nothing from more rows). Measured in bench/build_speed.py, bench/specter2_build.py; docs/benchmarks.md.
+0.019). On BERT-base, 200 build texts: 12.0 texts/s against 10.3 for weight-only int8 with activations quantised
+on the fly per token, which itself ran 1.3x the groups of 32 used before (docs/benchmarks.md).
+
+One single-thread compiled copy per core, each fed from its own thread (inference releases the GIL): the layout of
+the torch worker processes without their start-up, a model load each. Batches are small (2-4 texts: they pad less
+and these kernels gain nothing from more rows). Measured by bench/build_speed.py and bench/specter2_build.py.
 """
 
 import contextlib
