@@ -44,6 +44,18 @@ def texts(n: int | None = None, sep: str = "[SEP]") -> list[str]:
     return [f"{r['title'].strip()}{sep}{r['abstract'].strip()}" for r in rows]
 
 
+VENUES = {"aistats": "AISTATS", "colt": "COLT", "corl": "CoRL", "uai": "UAI"}  # the venue names HindSight knows
+
+
+def write_papers(path: Path, rows: list[dict], **fields) -> Path:
+    """Papers as `hindsight ingest` JSONL (venues as HindSight names them), with `fields` added to every record."""
+    with path.open("w") as fh:
+        for r in rows:
+            fh.write(json.dumps({"id": r["id"], "title": r["title"], "abstract": r["abstract"], "year": r["year"],
+                                 "venue": VENUES.get(r["venue"], r["venue"]), **fields}) + "\n")
+    return path
+
+
 def before_cutoff(paper: dict, cutoff: date = date(2023, 6, 1)) -> bool:
     from indexing.sources.dates import date_from_year
 

@@ -11,7 +11,6 @@ its load time is printed too, for a CLI rebuild that pays it every time. Every b
 """
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -22,18 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402
 
 GOAL = 0.05
-VENUES = {"aistats": "AISTATS", "colt": "COLT", "corl": "CoRL", "uai": "UAI"}
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    with path.open("w") as fh:
-        for r in rows:
-            fh.write(json.dumps({"id": r["id"], "title": r["title"], "abstract": r["abstract"], "year": r["year"],
-                                 "venue": VENUES.get(r["venue"], r["venue"]),
-                                 "citation_count": None}) + "\n")
-    return path
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=1000, help="papers in the first, full build")
@@ -60,14 +47,14 @@ def main() -> None:
         load_s = time.perf_counter() - started
         print(f"model {embedder.key} ({embedder.revision}) loaded in {load_s:.1f}s", flush=True)
 
-        ingest_path(write_jsonl(Path(tmp) / "base.jsonl", base), db_path=settings.db_path)
+        ingest_path(corpus.write_papers(Path(tmp) / "base.jsonl", base), db_path=settings.db_path)
         full = build_index(settings, embedder=embedder, **window)
         c = full.manifest["counts"]
         print(f"full build: {c['indexed']} papers, {c['embedded_new']} embedded, {full.seconds:.2f}s "
               f"({c['indexed'] / full.seconds:.1f} papers/s)", flush=True)
 
         started = time.perf_counter()
-        ingest_path(write_jsonl(Path(tmp) / "new.jsonl", new), db_path=settings.db_path)
+        ingest_path(corpus.write_papers(Path(tmp) / "new.jsonl", new), db_path=settings.db_path)
         ingest_s = time.perf_counter() - started
         inc = build_index(settings, embedder=embedder, **window)
         c = inc.manifest["counts"]

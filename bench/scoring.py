@@ -14,7 +14,6 @@ inherits the environment, so `HINDSIGHT_SCORING_THREADS=N` sets its threads. Las
 """
 
 import argparse
-import json
 import os
 import socket
 import statistics
@@ -35,7 +34,6 @@ import corpus  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_OVERHEAD = 0.15
 GOAL_HYBRID_P99_MS = 50.0
-VENUES = {"aistats": "AISTATS", "colt": "COLT", "corl": "CoRL", "uai": "UAI"}
 
 
 def free_port() -> int:
@@ -66,18 +64,13 @@ def start_server(home: Path, port: int = 0) -> tuple[subprocess.Popen, str]:
     raise SystemExit("server did not become ready")
 
 
-def percentiles(values: list[float]) -> dict:
-    a = np.asarray(values) * 1000
-    return {"p50": float(np.percentile(a, 50)), "p95": float(np.percentile(a, 95)), "p99": float(np.percentile(a, 99))}
-
-
 TAILS = ("p50", "p90", "p99", "max")
 
 
-def tail_percentiles(values: list[float]) -> dict:
+def percentiles(values: list[float], points: tuple[str, ...] = ("p50", "p95", "p99")) -> dict:
+    """Latencies in ms at "pNN" points (and "max")."""
     a = np.asarray(values) * 1000
-    return {"p50": float(np.percentile(a, 50)), "p90": float(np.percentile(a, 90)),
-            "p99": float(np.percentile(a, 99)), "max": float(a.max())}
+    return {q: float(a.max() if q == "max" else np.percentile(a, int(q[1:]))) for q in points}
 
 
 def main() -> None:
@@ -110,11 +103,7 @@ def main() -> None:
         home = Path(tmp) / "home"
         settings = Settings(home=home)
         migrate(settings.db_path)
-        with (Path(tmp) / "papers.jsonl").open("w") as fh:
-            for r in papers:
-                fh.write(json.dumps({"id": r["id"], "title": r["title"], "abstract": r["abstract"], "year": r["year"],
-                                     "venue": VENUES.get(r["venue"], r["venue"])}) + "\n")
-        ingest_path(Path(tmp) / "papers.jsonl", db_path=settings.db_path)
+        ingest_path(corpus.write_papers(Path(tmp) / "papers.jsonl", papers), db_path=settings.db_path)
         t0 = time.perf_counter()
         built = build_index(settings, cutoff=date(2000, 1, 1), until=date(2100, 12, 31))
         print(f"index {built.version}: {built.manifest['counts']['indexed']} papers built in "
@@ -175,7 +164,7 @@ def main() -> None:
             print(f"\none idea per request over HTTP, {args.single} requests per matcher, alternating "
                   f"(load average {os.getloadavg()[0]:.1f}):")
             print(f"  {'matcher':<7} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8}")
-            shown = {m: tail_percentiles(v) for m, v in single.items()}
+            shown = {m: percentiles(v, TAILS) for m, v in single.items()}
             for matcher, p in shown.items():
                 print(f"  {matcher:<7} " + " ".join(f"{p[q]:8.1f}" for q in TAILS))
             print(f"  {'ratio':<7} " + " ".join(f"{shown['hybrid'][q] / shown['dense'][q]:7.2f}x" for q in TAILS))

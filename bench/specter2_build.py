@@ -32,7 +32,6 @@ from build_speed import random_specter2  # noqa: E402
 
 PAPERS = 27_589
 GOAL_MINUTES = 45
-VENUES = {"aistats": "AISTATS", "colt": "COLT", "corl": "CoRL", "uai": "UAI"}
 HINDSIGHT = str(Path(sys.executable).with_name("hindsight"))
 
 
@@ -40,10 +39,7 @@ def write_papers(path: Path, n: int) -> None:
     rows = [r for r in corpus.papers() if not corpus.before_cutoff(r)][:n]
     if len(rows) < n:
         raise SystemExit(f"only {len(rows)} in-window papers with abstracts in the shared corpus")
-    with path.open("w") as fh:
-        for r in rows:
-            fh.write(json.dumps({"id": r["id"], "title": r["title"], "abstract": r["abstract"], "year": r["year"],
-                                 "venue": VENUES.get(r["venue"], r["venue"])}) + "\n")
+    corpus.write_papers(path, rows)
 
 
 def build(root: Path, papers: Path, env: dict, backend: str, models: Path | None = None) -> tuple[float, dict]:

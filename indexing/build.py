@@ -168,8 +168,8 @@ def build_index(settings: Settings, *, model: str | None = None, cutoff: date | 
         _record(db_path, build_id, status="published", version=result.version, manifest=result.manifest)
         _prune(indexes_dir)
         result.seconds = time.perf_counter() - started
-        embed = result.stages.get("embed", 0.0)
-        result.stages = {"start": loaded - started, "embed": embed, "rest": result.seconds - (loaded - started) - embed}
+        result.stages = {"start": loaded - started, **result.stages}  # _build's "embed"
+        result.stages["rest"] = result.seconds - sum(result.stages.values())
         return result
 
 

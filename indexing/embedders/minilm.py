@@ -132,8 +132,8 @@ def _openvino(folder: str, fingerprint: str, export_dir: Path) -> tuple[openvino
                               return_tensors="np", return_token_type_ids=False))
 
     xml = openvino_backend.converted(
-        export_dir, openvino_backend.ir_name("minilm", fingerprint), graph,
-        lambda: openvino_backend.calibration_feeds(tokenize, str(tokenizer.sep_token)))
+        export_dir, openvino_backend.ir_name("minilm", fingerprint), graph, tokenize,
+        str(tokenizer.sep_token))
     return openvino_backend.OpenVINOEncoder(xml, tokenize, batch=OPENVINO_BATCH), str(tokenizer.sep_token), max_tokens
 
 

@@ -67,9 +67,10 @@ def calibration_texts(sep: str) -> list[str]:
 
 @serialised_load
 def converted(export_dir: Path, name: str, make: Callable[[], tuple[Any, dict]],
-              calibration: Callable[[], list[dict[str, np.ndarray]]]) -> Path:
-    """The int8 IR of `make()`'s (torch module, example inputs), quantised with activation ranges from the model
-    inputs `calibration()` returns; converted once into export_dir/name."""
+              tokenize: Callable[[list[str]], dict[str, np.ndarray]], sep: str) -> Path:
+    """The int8 IR of `make()`'s (torch module, example inputs), quantised with activation ranges from the
+    calibration texts joined with `sep` and tokenised as the encoder's batches are; converted once into
+    export_dir/name."""
     target = Path(export_dir) / name
     if (target / "model.xml").exists():
         return target / "model.xml"
@@ -87,7 +88,8 @@ def converted(export_dir: Path, name: str, make: Callable[[], tuple[Any, dict]],
             import nncf
 
             nncf.set_log_level(logging.WARNING)  # its per-layer bitwidth table, in case it was imported before
-            feeds = calibration()
+            texts = calibration_texts(sep)
+            feeds = [tokenize(texts[i:i + CALIBRATION_BATCH]) for i in range(0, len(texts), CALIBRATION_BATCH)]
             model = nncf.quantize(model, nncf.Dataset(feeds), model_type=nncf.ModelType.TRANSFORMER,
                                   subset_size=len(feeds))
         ov.save_model(model, str(tmp / "model.xml"), compress_to_fp16=False)
@@ -106,11 +108,6 @@ def ir_name(key: str, fingerprint: str) -> str:
     texts = hashlib.sha256(CALIBRATION.read_bytes()).hexdigest()[:8]
     return f"{key}-{fingerprint}-openvino-int8-static-{texts}-{version('openvino')}-nncf{version('nncf')}"
 
-
-def calibration_feeds(tokenize: Callable[[list[str]], dict[str, np.ndarray]], sep: str) -> list[dict[str, np.ndarray]]:
-    """The calibration texts tokenised as the encoder's batches are."""
-    texts = calibration_texts(sep)
-    return [tokenize(texts[i:i + CALIBRATION_BATCH]) for i in range(0, len(texts), CALIBRATION_BATCH)]
 
 
 def pooled_module(encoder, pooling: str):

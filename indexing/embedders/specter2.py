@@ -75,8 +75,8 @@ def _openvino(base_dir: str, adapter_dir: str, fingerprint: str, export_dir: Pat
                               return_token_type_ids=False))
 
     xml = openvino_backend.converted(
-        export_dir, openvino_backend.ir_name("specter2", fingerprint), graph,
-        lambda: openvino_backend.calibration_feeds(tokenize, str(tokenizer.sep_token)))
+        export_dir, openvino_backend.ir_name("specter2", fingerprint), graph, tokenize,
+        str(tokenizer.sep_token))
     return openvino_backend.OpenVINOEncoder(xml, tokenize, batch=OPENVINO_BATCH)
 
 
