@@ -189,7 +189,7 @@ def main() -> None:
             time.sleep(0.3)
             health = []
             with httpx.Client(base_url=url, timeout=30) as probe:
-                while not done.is_set():
+                while not done.is_set() or not health:  # one probe at least: a small batch may beat the sleep
                     started = time.perf_counter()
                     ok = probe.get("/healthz").status_code == 200
                     health.append((ok, time.perf_counter() - started))
@@ -197,8 +197,8 @@ def main() -> None:
             worker.join()
             answered = [t for ok, t in health if ok]
             print(f"\nhealth while scoring {args.large} ideas ({result['seconds']:.1f}s, HTTP {result['status']}): "
-                  f"{len(answered)}/{len(health)} /healthz answered, median {1000 * np.median(answered):.1f} ms, "
-                  f"max {1000 * max(answered):.1f} ms -> "
+                  f"{len(answered)}/{len(health)} /healthz answered, median "
+                  f"{1000 * np.median(answered or [np.nan]):.1f} ms, max {1000 * max(answered or [np.nan]):.1f} ms -> "
                   f"{'the event loop stays free' if answered and max(answered) < 1.0 else 'BLOCKED'}")
         finally:
             proc.terminate()
