@@ -75,6 +75,28 @@ class Settings(BaseSettings):
                                                               "for one idea per request, idle or loaded); 0 = the "
                                                               "libraries' default (one per core).")
 
+    # the verifier (indexing.matcher.verifier): a model that reads each idea with its top candidates
+    verifier: str = Field("auto", pattern="^(auto|none|local|openai)$",
+                          description="auto: local where the packaged model and its runtime are installed, else "
+                                      "none (embedding-only decisions); local, openai, or none.")
+    verifier_top_k: int = Field(5, ge=1, le=50, description="Candidates per idea the verifier reads.")
+    verifier_model_path: Path | None = Field(None, description="A GGUF file for the local verifier instead of the "
+                                                               "packaged Qwen2.5-Coder-1.5B-Instruct Q4_K_M.")
+    verifier_threads: int = Field(0, ge=0, le=256, description="llama.cpp threads of the local verifier; 0 = one "
+                                                               "per core.")
+    verifier_ctx: int = Field(4096, ge=512, le=32768, description="Context tokens of the local verifier.")
+    verifier_url: str | None = Field(None, description="OpenAI-compatible base URL (…/v1) of the openai verifier: "
+                                                       "vLLM, Ollama, a llama.cpp server or a hosted API.")
+    verifier_model: str | None = Field(None, description="The model name sent to the openai verifier's endpoint.")
+    verifier_api_key: SecretStr | None = Field(None, description="Bearer key of the openai verifier's endpoint.")
+    verifier_timeout: float = Field(60.0, gt=0, description="Seconds to wait for one verifier answer.")
+    verifier_attempts: int = Field(6, ge=1, description="Attempts per verifier request (429, 5xx, timeouts, "
+                                                        "malformed bodies) before it fails.")
+    verifier_pace: float = Field(0.0, ge=0, description="Seconds between two requests to the openai verifier.")
+    verifier_budget: int = Field(10_000, ge=0, description="Most verifier requests one command or job may make "
+                                                           "(cached verdicts are free); past it the job stops, "
+                                                           "resumable.")
+
     # fetching papers from the scholarly APIs (indexing.fetch)
     openalex_url: str = Field("https://api.openalex.org", description="OpenAlex base URL (a mirror or proxy).")
     s2_url: str = Field("https://api.semanticscholar.org/graph/v1", description="Semantic Scholar Graph API base URL.")

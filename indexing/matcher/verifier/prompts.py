@@ -1,0 +1,68 @@
+"""The verifier's prompts, versioned: a change here is a new PROMPT_VERSION and so a new verifier revision.
+
+The two questions carry the definitions of DESIGN.md. Each is asked on its own, after the idea and the paper, so a
+backend can keep the idea (and then the idea + paper) as a shared prefix and ask both questions on top of it.
+"""
+
+import math
+from collections.abc import Mapping
+
+PROMPT_VERSION = "p1"
+
+SYSTEM = ("You are a careful reviewer of research papers. You read a research idea and a paper and answer a "
+          "question about them with one word: Yes or No.")
+
+QUESTIONS = {
+    "direction": ("Does the paper work on the idea's concrete problem, by any means? A shared broad area (such as "
+                  "'LLM safety' or 'bias') is not a shared problem. Answer Yes or No."),
+    "realised": ("Does the paper work on the idea's concrete problem AND is the paper's core mechanism the idea's "
+                 "method? Details, datasets and names may differ; the same method on another problem, or the same "
+                 "problem by other means, is No. Answer Yes or No."),
+}
+
+# long proposals and abstracts are cut here (characters) so that a pair fits a 4,096-token context
+MAX_IDEA_CHARS = 6000
+MAX_ABSTRACT_CHARS = 3000
+
+YES = ("Yes", "yes", "YES", " Yes", " yes")
+NO = ("No", "no", "NO", " No", " no")
+
+
+def idea_block(idea: str) -> str:
+    return "Research idea:\n" + idea.strip()[:MAX_IDEA_CHARS]
+
+
+def paper_block(title: str, abstract: str) -> str:
+    return f"Paper:\nTitle: {title.strip()}\nAbstract: {abstract.strip()[:MAX_ABSTRACT_CHARS]}"
+
+
+def user_message(idea: str, title: str, abstract: str, question: str) -> str:
+    """The user turn: idea, then paper, then the question (in this order, for prefix sharing)."""
+    return f"{idea_block(idea)}\n\n{paper_block(title, abstract)}\n\nQuestion: {QUESTIONS[question]}"
+
+
+def messages(idea: str, title: str, abstract: str, question: str) -> list[dict[str, str]]:
+    """The chat messages of one question about one pair (OpenAI format)."""
+    return [{"role": "system", "content": SYSTEM},
+            {"role": "user", "content": user_message(idea, title, abstract, question)}]
+
+
+def yes_share(logprobs: Mapping[str, float]) -> float | None:
+    """P(Yes) / (P(Yes) + P(No)) from a token -> logprob map of the answer's first token; None when neither is there."""
+    yes = sum(math.exp(lp) for tok, lp in logprobs.items() if tok in YES)
+    no = sum(math.exp(lp) for tok, lp in logprobs.items() if tok in NO)
+    return yes / (yes + no) if yes + no > 0 else None
+
+
+def parse_answer(text: str) -> float | None:
+    """1.0 for an answer that starts with Yes, 0.0 for No, None for anything else."""
+    word = text.strip().lstrip("*\"'`").split(maxsplit=1)[0].strip(".,:;!*\"'`").lower() if text.strip() else ""
+    return 1.0 if word == "yes" else 0.0 if word == "no" else None
+
+
+def idea_text(problem: str | None, method: str | None, text: str | None) -> str:
+    """The idea as the verifier reads it (and as the verdict cache hashes it)."""
+    if problem or method:
+        parts = [f"Problem: {problem.strip()}" if problem else "", f"Method: {method.strip()}" if method else ""]
+        return "\n".join(p for p in parts if p)
+    return (text or "").strip()
