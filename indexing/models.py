@@ -135,6 +135,11 @@ class Score(Base):
     # migration 0007_stored_evidence; NULL on scores stored before it (not recorded, not "none")
     warnings: Mapped[list | None] = mapped_column(JSON)
     shape: Mapped[str | None] = mapped_column(String(16))
+    # migration 0008_verifier: the verifier that decided (NULL: embedding-only) and the embedding-only score beside it
+    verifier: Mapped[str | None] = mapped_column(String(128))
+    verifier_top_k: Mapped[int | None] = mapped_column(Integer)
+    embedding_score: Mapped[float | None] = mapped_column(Float)
+    embedding_n_matches: Mapped[int | None] = mapped_column(Integer)
     scored_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     idea: Mapped[Idea] = relationship(back_populates="score")
@@ -167,6 +172,12 @@ class Match(Base):
     shared_terms: Mapped[list | None] = mapped_column(JSON)
     p_method: Mapped[float | None] = mapped_column(Float)  # migration 0007_stored_evidence
     problem_sentence: Mapped[str | None] = mapped_column(Text)
+    # migration 0008_verifier: the verifier's probabilities (NULL: not read) and the embedding-only decision
+    verifier_p_direction: Mapped[float | None] = mapped_column(Float)
+    verifier_p_realised: Mapped[float | None] = mapped_column(Float)
+    verifier_source: Mapped[str | None] = mapped_column(String(16))
+    embedding_realised: Mapped[bool | None] = mapped_column(Boolean)
+    embedding_direction: Mapped[bool | None] = mapped_column(Boolean)
 
     score: Mapped[Score] = relationship(back_populates="matches")
 
@@ -200,3 +211,18 @@ class System(Base):
     knowledge_cutoff: Mapped[date] = mapped_column(Date)
     model: Mapped[str | None] = mapped_column(Text)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class StoredVerdict(Base):
+    """A verifier's reading of one (idea, paper) pair, keyed by verifier revision and the idea text's hash, so that
+    re-scoring, cutoff sweeps and analyses never ask twice."""
+
+    __tablename__ = "verdicts"
+
+    revision: Mapped[str] = mapped_column(String(128), primary_key=True)
+    idea_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    paper_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    p_direction: Mapped[float] = mapped_column(Float)
+    p_realised: Mapped[float] = mapped_column(Float)
+    source: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

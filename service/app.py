@@ -10,7 +10,9 @@ from indexing.db import migrate
 from indexing.settings import Settings, get_settings
 from service import errors
 from service.jobs import Jobs
-from service.routers import analysis, corpus, dashboard, health, index, judges, metrics, papers, runs, score, systems
+from service.routers import (
+    analysis, corpus, dashboard, health, index, judges, metrics, papers, runs, score, systems, verify,
+)
 from service.state import IndexHolder
 from service.threads import apply_scoring_threads
 
@@ -39,7 +41,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.holder = IndexHolder(settings)
     app.state.jobs = Jobs()
-    for module in (health, score, index, corpus, papers, runs, judges, systems, analysis, metrics, dashboard):
+    for module in (health, score, index, corpus, papers, runs, verify, judges, systems, analysis, metrics, dashboard):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=dashboard.STATIC_DIR), name="static")
     return app

@@ -45,6 +45,12 @@ class Jobs:
         self._pool.submit(run)
         return dict(job)
 
+    def latest(self, kind: str) -> dict | None:
+        """The newest job of a kind (jobs are kept in submission order)."""
+        with self._lock:
+            found = [j for j in self._jobs.values() if j["kind"] == kind]
+        return dict(found[-1]) if found else None
+
     def get(self, job_id: str) -> dict | None:
         job = self._jobs.get(job_id)
         return dict(job) if job else None

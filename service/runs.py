@@ -52,6 +52,23 @@ def evidence_of(m: Match) -> dict | None:
             "shared_terms": m.shared_terms or []}
 
 
+def verifier_of(s: Score) -> dict:
+    """Which verifier decided the score (None: the embedding features alone) and the embedding-only score beside it."""
+    return {"verifier": s.verifier, "verifier_top_k": s.verifier_top_k,
+            "embedding_score": s.embedding_score if s.verifier else s.score,
+            "embedding_n_matches": s.embedding_n_matches if s.verifier else s.n_matches}
+
+
+def match_verdict_of(m: Match) -> dict:
+    """The verifier's reading of a stored match (None when not read) and the embedding-only decision."""
+    verdict = None if m.verifier_p_direction is None else {
+        "p_direction": m.verifier_p_direction, "p_realised": m.verifier_p_realised, "source": m.verifier_source}
+    verified = m.embedding_realised is not None
+    return {"verifier": verdict,
+            "embedding_realised": m.embedding_realised if verified else m.above_threshold,
+            "embedding_direction": m.embedding_direction if verified else m.direction}
+
+
 def best_match(matches: list[Match]) -> tuple[str, Match] | None:
     """The match an idea is shown with: its realised (or dense: above-threshold) match of highest impact, else its
     direction match of highest p_direction, else the matcher's first-ranked paper."""
@@ -85,6 +102,10 @@ def run_ideas(session: Session, run: Run) -> list[dict]:
             "best_p_realised": m.p_realised if m else None, "best_p_direction": m.p_direction if m else None,
             "best_p_method": m.p_method if m else None, "best_impact": m.impact if m else None,
             "shape": s.shape if s else None, "warnings": s.warnings if s else None,
+            "best_verifier_p_direction": m.verifier_p_direction if m else None,
+            "best_verifier_p_realised": m.verifier_p_realised if m else None,
+            **(verifier_of(s) if s else dict.fromkeys(("verifier", "verifier_top_k", "embedding_score",
+                                                      "embedding_n_matches"))),
             "matcher": (s.matcher or "dense") if s else None, "matcher_version": s.matcher_version if s else None,
             "thresholds": (s.thresholds or {"theta": s.theta}) if s else None, "model": s.model if s else None,
             "index_version": s.index_version if s else None, "cutoff": s.cutoff.isoformat() if s else None,
@@ -138,11 +159,12 @@ def run_scores(session: Session, run: Run) -> dict:
             "matcher_version": s.matcher_version, "thresholds": s.thresholds or {"theta": s.theta},
             "n_matches": s.n_matches, "direction_score": s.direction_score,
             "n_direction_matches": s.n_direction_matches, "shape": s.shape, "warnings": s.warnings,
+            **verifier_of(s),
             "matches": [{"paper_id": m.paper_id, "title": m.title, "venue": m.venue, "year": m.year,
                          "citations": m.citations, "similarity": m.similarity, "impact": m.impact,
                          "above_threshold": m.above_threshold, "p_realised": m.p_realised,
                          "p_direction": m.p_direction, "p_method": m.p_method, "realised": m.realised,
-                         "direction": m.direction, "evidence": evidence_of(m)}
+                         "direction": m.direction, "evidence": evidence_of(m), **match_verdict_of(m)}
                         for m in s.matches],
         })
     return {"run_id": run.id, "system": run.system, "run": run.label, "scores": out}

@@ -4,7 +4,7 @@ import typer
 
 from service.cli import calibrate, fetch, index, papers, scoring
 from service.cli import metrics as metrics_cli
-from service.cli import analyze, judge, system
+from service.cli import analyze, judge, system, verify
 
 app = typer.Typer(help="HindSight: judge research-idea generators by the future.", no_args_is_help=True,
                   pretty_exceptions_show_locals=False)
@@ -13,6 +13,7 @@ app.command()(scoring.score)
 app.command()(scoring.serve)
 app.command()(calibrate.calibrate)
 app.command()(calibrate.evaluate)
+app.command()(verify.verify)
 app.add_typer(index.app, name="index")
 app.add_typer(judge.app, name="judge")
 app.add_typer(fetch.app, name="fetch")

