@@ -11,6 +11,7 @@ from indexing.db import session_scope, write_transaction
 from indexing.embedders import Embedder
 from indexing.settings import Settings
 from indexing.versions import LoadedIndex
+from indexing.matcher.verifier.step import VerifierStep
 from service.ideas import ReadResult, attach_origins
 from service.judges import store_ratings
 from service.matching import score_ideas
@@ -33,7 +34,7 @@ class ScoredRun:
 
 def score_run(settings: Settings, *, loaded: LoadedIndex, embedder: Embedder, read: ReadResult, system: str,
               run: str, knowledge_cutoff: str | None = None, cutoff: str | None = None, until: str | None = None,
-              top_k: int | None = None, matcher: str | None = None,
+              top_k: int | None = None, matcher: str | None = None, verifier: VerifierStep | None = None,
               progress: Callable[[int, int], None] | None = None) -> ScoredRun:
     """Score the ideas read against this index version and store them under (system, run), each write in its own
     transaction retried while SQLite is locked; progress(done, total) per batch. SystemInputError, WindowError and
@@ -43,7 +44,7 @@ def score_run(settings: Settings, *, loaded: LoadedIndex, embedder: Embedder, re
         if knowledge_cutoff:  # declared first, so the run's default cutoff is the declared one
             set_system(session, name=system, knowledge_cutoff=knowledge_cutoff)
         plan = plan_window(session, loaded, system=system, cutoff=cutoff, until=until)
-        return plan, context_of(loaded, top_k or settings.top_k, plan, matcher)
+        return plan, context_of(loaded, top_k or settings.top_k, plan, matcher, verifier)
 
     if knowledge_cutoff:
         plan, context = write_transaction(settings.db_path, planned, budget=settings.write_retry_seconds)
@@ -54,7 +55,7 @@ def score_run(settings: Settings, *, loaded: LoadedIndex, embedder: Embedder, re
     results: list[IdeaScoreOut] = []
     for start in range(0, len(ideas), BATCH):
         results += score_ideas(ideas[start:start + BATCH], loaded=loaded, embedder=embedder, top_k=context.top_k,
-                               window=plan.window, matcher=context.matcher)
+                               window=plan.window, matcher=context.matcher, verifier=verifier)
         if progress:
             progress(min(BATCH, len(ideas) - start), len(ideas))
     attach_origins(results, ideas)

@@ -9,9 +9,10 @@ import numpy as np
 from indexing.embedders import Embedder
 from indexing.matcher.decide import Decision, FacetVectors, decide, embed, matcher_of
 from indexing.matcher.facets import IdeaFacets, facets_of
+from indexing.matcher.verifier.step import VerifierStep
 from indexing.versions import LoadedIndex
 from indexing.windows import Window, WindowImpact
-from service.schemas import EvidenceOut, IdeaIn, IdeaScoreOut, MatchOut
+from service.schemas import EvidenceOut, IdeaIn, IdeaScoreOut, MatchOut, VerdictOut
 
 
 def idea_facets(embedder: Embedder, ideas: list[IdeaIn]) -> list[IdeaFacets]:
@@ -25,20 +26,21 @@ def embed_ideas(embedder: Embedder, ideas: list[IdeaIn], matcher: str) -> list[F
 
 def score_ideas(ideas: list[IdeaIn], *, loaded: LoadedIndex, embedder: Embedder, top_k: int,
                 window: Window | None = None, matcher: str | None = None,
-                vectors: list[FacetVectors] | None = None, with_evidence: bool = True) -> list[IdeaScoreOut]:
+                vectors: list[FacetVectors] | None = None, with_evidence: bool = True,
+                verifier: VerifierStep | None = None) -> list[IdeaScoreOut]:
     """Score ideas among the papers of the window (default: the built one), with that window's impacts, by the asked
     matcher (default: the version's); MatcherUnavailable when hybrid cannot run here."""
     window = window or loaded.resolve_window()
     name = matcher_of(loaded, matcher)
     decisions = decide(idea_facets(embedder, ideas), loaded=loaded, embedder=embedder, matcher=name, top_k=top_k,
-                       allowed=window.range, vectors=vectors, with_evidence=with_evidence)
+                       allowed=window.range, vectors=vectors, with_evidence=with_evidence, verifier=verifier)
     impacts = loaded.window_impacts(window)
     return [idea_score(idea.id, d, rows=loaded.rows, impacts=impacts) for idea, d in zip(ideas, decisions)]
 
 
 def idea_score(idea_id: str, d: Decision, *, rows: list[dict], impacts: WindowImpact) -> IdeaScoreOut:
     """One idea's answer: its matches (papers, impacts, the decision's numbers) and its scores."""
-    hybrid = d.p_realised is not None
+    hybrid = d.p_realised is not None or d.verdicts is not None  # two decisions: the hybrid matcher's or verified
     matches = []
     for j, pos in enumerate(d.positions):
         paper = rows[pos]
@@ -51,13 +53,28 @@ def idea_score(idea_id: str, d: Decision, *, rows: list[dict], impacts: WindowIm
             p_direction=_r(d.p_direction[j]) if d.p_direction is not None else None,
             p_method=_r(d.p_method[j]) if d.p_method is not None else None,
             direction=bool(d.direction[j]) if d.direction is not None else None,
-            evidence=EvidenceOut(**d.evidence[j]) if d.evidence else None))
+            evidence=EvidenceOut(**d.evidence[j]) if d.evidence else None,
+            **_verdict(d, j)))
     n = sum(m.above_threshold for m in matches)
     score = max((m.impact for m in matches if m.above_threshold), default=0.0)
+    verified = d.verdicts is not None
+    embedded = [m for m in matches if m.embedding_realised] if verified else []
     return IdeaScoreOut(
         id=idea_id, score=score, matched=n > 0, n_matches=n, matches=matches, shape=d.shape, warnings=d.warnings,
         n_direction_matches=sum(bool(m.direction) for m in matches) if hybrid else None,
-        direction_score=max((m.impact for m in matches if m.direction), default=0.0) if hybrid else None)
+        direction_score=max((m.impact for m in matches if m.direction), default=0.0) if hybrid else None,
+        embedding_score=max((m.impact for m in embedded), default=0.0) if verified else None,
+        embedding_n_matches=len(embedded) if verified else None)
+
+
+def _verdict(d: Decision, j: int) -> dict:
+    """The verifier's fields of match j (none without a verifier)."""
+    if d.verdicts is None or d.embedding_realised is None:
+        return {}
+    v = d.verdicts[j]
+    return {"verifier": VerdictOut(p_direction=_r(v.p_direction), p_realised=_r(v.p_realised), source=v.source)
+            if v else None, "embedding_realised": bool(d.embedding_realised[j]),
+            "embedding_direction": bool(d.embedding_direction[j]) if d.embedding_direction is not None else None}
 
 
 def _r(value: float | np.floating) -> float:

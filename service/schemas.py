@@ -112,6 +112,17 @@ class MatchOut(BaseModel):
     realised: bool | None = None
     direction: bool | None = None
     evidence: EvidenceOut | None = None
+    verifier: "VerdictOut | None" = Field(None, description="The verifier's reading of the pair; null when no "
+                                                            "verifier read it (none asked, or past its top K).")
+    embedding_realised: bool | None = Field(None, description="With a verifier: what the embedding features alone "
+                                                              "decided (above_threshold is the verified decision).")
+    embedding_direction: bool | None = None
+
+
+class VerdictOut(BaseModel):
+    p_direction: float = Field(description="P(Yes) of 'same concrete problem?', renormalised over Yes and No.")
+    p_realised: float = Field(description="P(Yes) of 'same problem AND the idea's method as the core mechanism?'.")
+    source: str = Field(description="logprobs (token probabilities) or parsed (a Yes/No read off the text).")
 
 
 class IdeaScoreOut(BaseModel):
@@ -123,6 +134,9 @@ class IdeaScoreOut(BaseModel):
     # hybrid matcher only
     direction_score: float | None = Field(None, description="Max impact over direction matches.")
     n_direction_matches: int | None = None
+    embedding_score: float | None = Field(None, description="With a verifier: the score the embedding features "
+                                                            "alone gave.")
+    embedding_n_matches: int | None = None
     shape: str | None = Field(None, description="facets (problem + method) or text (whole-text model).")
     origin: Origin | None = None
     warnings: list[str] = Field(default_factory=list, description="Where the idea is outside what the matcher was "
@@ -150,6 +164,10 @@ class ScoringContext(BaseModel):
     matcher_version: str | None = None
     thresholds: dict = Field(default_factory=dict, description="dense: theta; hybrid: probability thresholds per "
                                                                  "decision and idea shape.")
+    verifier: str | None = Field(None, description="The verifier that decided the top candidates (revision: "
+                                                   "model + prompt version); null: the embedding features alone.")
+    verifier_top_k: int | None = None
+    verifier_thresholds: dict | None = None
 
 
 class ScoreResponse(ScoringContext):

@@ -7,6 +7,7 @@ from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
 from indexing.matcher.decide import hybrid_of, matcher_of
+from indexing.matcher.verifier.step import VerifierStep
 from indexing.models import Idea, Match, Run, Score, utcnow
 from indexing.versions import LoadedIndex
 from service.schemas import IdeaIn, IdeaScoreOut, ScoringContext
@@ -14,7 +15,7 @@ from service.systems import WindowPlan
 
 
 def context_of(loaded: LoadedIndex, top_k: int, plan: WindowPlan | None = None,
-               matcher: str | None = None) -> ScoringContext:
+               matcher: str | None = None, verifier: VerifierStep | None = None) -> ScoringContext:
     """What a score was made with: the matcher and its thresholds, and the effective window (cutoff, window and the
     impact's citation min/max are the window's)."""
     m = loaded.manifest
@@ -32,7 +33,7 @@ def context_of(loaded: LoadedIndex, top_k: int, plan: WindowPlan | None = None,
                           index_version=loaded.version, cutoff=window.start.isoformat(), window=window.as_dict(),
                           top_k=top_k, impact={**m["impact"], **loaded.window_impacts(window).stats},
                           built_window=m["window"], matcher=name, matcher_version=version, thresholds=thresholds,
-                          **extra)
+                          **(verifier.context() if verifier else {}), **extra)
 
 
 ORIGIN_COLUMNS = ("origin_file", "generator", "topic", "title")
@@ -76,13 +77,19 @@ def store_scores(session: Session, *, system: str, label: str, ideas: list[IdeaI
             matcher=context.matcher, matcher_version=context.matcher_version,
             thresholds=context.thresholds, n_matches=result.n_matches, direction_score=result.direction_score,
             n_direction_matches=result.n_direction_matches, warnings=result.warnings, shape=result.shape,
+            verifier=context.verifier, verifier_top_k=context.verifier_top_k, embedding_score=result.embedding_score,
+            embedding_n_matches=result.embedding_n_matches,
             matches=[Match(rank=r, paper_id=m.paper_id, title=m.title, venue=m.venue, year=m.year,
                            citations=m.citations, similarity=m.similarity, impact=m.impact,
                            above_threshold=m.above_threshold, p_realised=m.p_realised, p_direction=m.p_direction,
                            p_method=m.p_method, realised=m.realised, direction=m.direction,
                            evidence_sentence=m.evidence.sentence if m.evidence else None,
                            problem_sentence=m.evidence.problem_sentence if m.evidence else None,
-                           shared_terms=m.evidence.shared_terms if m.evidence else None)
+                           shared_terms=m.evidence.shared_terms if m.evidence else None,
+                           verifier_p_direction=m.verifier.p_direction if m.verifier else None,
+                           verifier_p_realised=m.verifier.p_realised if m.verifier else None,
+                           verifier_source=m.verifier.source if m.verifier else None,
+                           embedding_realised=m.embedding_realised, embedding_direction=m.embedding_direction)
                      for r, m in enumerate(result.matches, start=1)],
         ))
     session.flush()

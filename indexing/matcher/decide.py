@@ -18,6 +18,9 @@ from indexing.matcher.facets import IdeaFacets, encode_facets
 from indexing.matcher.features import candidates, queries_of
 from indexing.matcher.model import HybridMatcher
 from indexing.matcher.ranges import Range, check_all
+from indexing.matcher.verifier.base import Paper, Verdict
+from indexing.matcher.verifier.prompts import idea_text
+from indexing.matcher.verifier.step import IdeaCandidates, VerifierStep, verify_idea
 from indexing.versions import LoadedIndex
 
 FacetVectors = dict[str, np.ndarray]
@@ -37,6 +40,10 @@ class Decision:
     p_method: np.ndarray | None = None  # under the problem_and_method rule
     evidence: list[dict] | None = None
     warnings: list[str] = field(default_factory=list)  # inputs out of the matcher's range (ranges.check)
+    # the verifier step (None: embedding-only): its verdicts (None past its top K) and the embedding decisions
+    verdicts: list[Verdict | None] | None = None
+    embedding_realised: np.ndarray | None = None
+    embedding_direction: np.ndarray | None = None
 
 
 def matcher_of(loaded: LoadedIndex, asked: str | None = None) -> str:
@@ -78,8 +85,9 @@ def embed(embedder: Embedder, ideas: Sequence[IdeaFacets], matcher: str) -> list
 
 def decide(ideas: Sequence[IdeaFacets], *, loaded: LoadedIndex, embedder: Embedder, matcher: str, top_k: int,
            allowed: Allowed = None, vectors: list[FacetVectors] | None = None,
-           with_evidence: bool = False) -> list[Decision]:
-    """Each idea's top-k matches under the matcher, among the papers in the allowed position range."""
+           with_evidence: bool = False, verifier: VerifierStep | None = None) -> list[Decision]:
+    """Each idea's top-k matches under the matcher, among the papers in the allowed position range; with a
+    verifier, its top candidates are then read and decided by it (verify_decisions)."""
     vectors = vectors if vectors is not None else embed(embedder, ideas, matcher)
     allowed = None if allowed is None or tuple(allowed) == (0, len(loaded.rows)) else allowed
     ranges = check_all(embedder, ideas)
@@ -87,9 +95,39 @@ def decide(ideas: Sequence[IdeaFacets], *, loaded: LoadedIndex, embedder: Embedd
         out = decide_dense(loaded, vectors, top_k=top_k, allowed=allowed)
         for d, r in zip(out, ranges):
             d.warnings = list(r.warnings)
-        return out
-    return decide_hybrid(ideas, corpus=loaded.corpus, matcher=hybrid_of(loaded), vectors=vectors, top_k=top_k,
-                         allowed=allowed, with_evidence=with_evidence, ranges=ranges)
+    else:
+        out = decide_hybrid(ideas, corpus=loaded.corpus, matcher=hybrid_of(loaded), vectors=vectors, top_k=top_k,
+                            allowed=allowed, with_evidence=with_evidence, ranges=ranges)
+    if verifier is not None:
+        verify_decisions(ideas, out, corpus=loaded.corpus, step=verifier, ranges=ranges)
+    return out
+
+
+def verifier_text(f: IdeaFacets) -> str:
+    """The idea as the verifier reads it: the caller's texts, not the embedder's joined input."""
+    if f.given == "text" or not (f.problem or f.method or f.plain):
+        return idea_text(None, None, f.whole)
+    if f.faceted:
+        return idea_text(f.problem, f.method, None)
+    return idea_text(f.plain if f.given == "problem" else None, f.plain if f.given == "method" else None, f.plain)
+
+
+def verify_decisions(ideas: Sequence[IdeaFacets], decisions: list[Decision], *, corpus: IndexCorpus,
+                     step: VerifierStep, ranges: Sequence[Range]) -> None:
+    """The verifier step, in place: each idea's first step.top_k candidates are read and decided by the verifier,
+    the rest are not matches; the embedding decisions are kept beside."""
+    lexical = corpus.loaded.lexical  # versions built before the hybrid matcher have none: titles only
+    abstracts = lexical.abstracts if lexical is not None else None
+    for f, d, r in zip(ideas, decisions, ranges):
+        papers = [Paper(corpus.rows[p]["paper_id"], corpus.rows[p]["title"], abstracts[p] if abstracts else "")
+                  for p in d.positions]
+        result = verify_idea(IdeaCandidates(verifier_text(f), papers, can_realise=r.can_realise),
+                             verifier=step.verifier, cache=step.cache, top_k=step.top_k, rule=step.rule)
+        d.embedding_realised = d.realised
+        d.embedding_direction = d.direction if d.direction is not None else d.realised
+        d.realised = np.array(result.realised, dtype=bool)
+        d.direction = np.array(result.direction, dtype=bool)
+        d.verdicts = result.verdicts
 
 
 def decide_dense(loaded: LoadedIndex, vectors: list[FacetVectors], *, top_k: int,

@@ -7,6 +7,7 @@ import typer
 from rich.table import Table
 
 from indexing.matcher.corpus import MatcherUnavailable
+from indexing.matcher.verifier import NAMES, VerifierUnavailable, verifier_step
 from indexing.windows import WindowError
 from service.cli.common import JsonOpt, console, current_index, fail, print_json, progress_bars, ready_settings
 from service.generator_runs import score_run
@@ -50,6 +51,11 @@ def score(ideas_path: Path = typer.Argument(..., exists=True, metavar="FILE|DIR"
                                                 "system's declared knowledge cutoff, else the built cutoff)."),
           until: str = typer.Option(None, help="Window end YYYY-MM-DD (default: the built end)."),
           matcher: str = typer.Option(None, help="dense or hybrid (default: the index version's)."),
+          verifier: str = typer.Option(None, help="auto (local where installed, else none), local, openai or none: "
+                                                  "the model that reads each idea's top candidates (default "
+                                                  "HINDSIGHT_VERIFIER)."),
+          verifier_top_k: int = typer.Option(None, "--verifier-top-k", min=1, max=50,
+                                             help="Candidates per idea the verifier reads (default 5)."),
           json_out: bool = JsonOpt) -> None:
     """Score ideas as a generator wrote them (HindSight JSONL, AI-Researcher plans, AI-Scientist ideas.json) against
     the current index and store them under the run; AI-Scientist's own ratings become judge `ai-scientist-self`."""
@@ -58,18 +64,25 @@ def score(ideas_path: Path = typer.Argument(..., exists=True, metavar="FILE|DIR"
         fail(f"--matcher must be dense or hybrid, not {matcher!r}")
     if format not in FORMATS:
         fail(f"--format: expected one of {', '.join(FORMATS)}, got {format!r}")
+    if verifier not in (None, *NAMES):
+        fail(f"--verifier must be one of {', '.join(NAMES)}, not {verifier!r}")
     read = read_ideas(ideas_path, format, mapping, skip_invalid)
+    try:
+        step = verifier_step(verifier or settings.verifier, settings, verifier_top_k)
+    except VerifierUnavailable as exc:
+        fail(f"--verifier: {exc}")
     loaded, embedder = current_index(settings)
     with progress_bars(not json_out) as bars:
         try:
             done = score_run(settings, loaded=loaded, embedder=embedder, read=read, system=system, run=run,
                              knowledge_cutoff=knowledge_cutoff, cutoff=cutoff, until=until, top_k=top_k,
-                             matcher=matcher, progress=(lambda n, total: bars("score", n, total)) if bars else None)
+                             matcher=matcher, verifier=step,
+                             progress=(lambda n, total: bars("score", n, total)) if bars else None)
         except SystemInputError as exc:
             fail(f"--{exc.field.replace('_', '-')}: {exc}")
         except WindowError as exc:
             fail(f"--{exc.field}: {exc.message}")
-        except MatcherUnavailable as exc:
+        except (MatcherUnavailable, VerifierUnavailable) as exc:
             fail(str(exc), 1)
     context, results, run_id, ratings = done.context, done.results, done.run_id, done.ratings
     for warning in context.warnings:
@@ -84,7 +97,8 @@ def score(ideas_path: Path = typer.Argument(..., exists=True, metavar="FILE|DIR"
         return
     table = Table("idea", "topic", "score", "matched", "best match", "similarity",
                   title=f"{system}/{run}: model {context.model}, matcher {context.matcher} {context.matcher_version}, "
-                        f"index {context.index_version}, window {context.window['start']}..{context.window['end']}"
+                        + (f"verifier {context.verifier} (top {context.verifier_top_k}), " if context.verifier else "")
+                        + f"index {context.index_version}, window {context.window['start']}..{context.window['end']}"
                         + (" (LEAK RISK)" if context.leak_risk else ""))
     for r in results:
         best = next((x for x in r.matches if x.above_threshold), r.matches[0] if r.matches else None)

@@ -7,6 +7,8 @@ matcher step). `make_verifier` picks a backend by name."""
 import importlib.util
 
 from indexing.matcher.verifier.base import Paper, Verdict, Verifier, VerifierUnavailable
+from indexing.matcher.verifier.cache import VerdictCache
+from indexing.matcher.verifier.step import VerifierStep
 from indexing.settings import Settings
 
 NAMES = ("auto", "none", "local", "openai")
@@ -44,4 +46,13 @@ def make_verifier(name: str, settings: Settings) -> Verifier | None:
     raise VerifierUnavailable(f"unknown verifier {name!r}; one of {', '.join(NAMES)}")
 
 
-__all__ = ["NAMES", "Paper", "Verdict", "Verifier", "VerifierUnavailable", "make_verifier", "resolve"]
+def verifier_step(name: str, settings: Settings, top_k: int | None = None) -> VerifierStep | None:
+    """The matcher's verifier step for a command: the named backend with the home's verdict cache (None for none)."""
+    verifier = make_verifier(name, settings)
+    if verifier is None:
+        return None
+    return VerifierStep(verifier=verifier, cache=VerdictCache(settings.db_path), top_k=top_k or settings.verifier_top_k)
+
+
+__all__ = ["NAMES", "Paper", "Verdict", "Verifier", "VerifierStep", "VerifierUnavailable", "make_verifier", "resolve",
+           "verifier_step"]

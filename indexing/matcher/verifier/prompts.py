@@ -61,8 +61,8 @@ def parse_answer(text: str) -> float | None:
 
 
 def idea_text(problem: str | None, method: str | None, text: str | None) -> str:
-    """The idea as the verifier reads it (and as the verdict cache hashes it)."""
-    if problem or method:
-        parts = [f"Problem: {problem.strip()}" if problem else "", f"Method: {method.strip()}" if method else ""]
-        return "\n".join(p for p in parts if p)
-    return (text or "").strip()
+    """The idea as the verifier reads it (and as the verdict cache hashes it); free text wins, as in facets_of."""
+    if text and text.strip():
+        return text.strip()
+    p, m = (problem or "").strip(), (method or "").strip()
+    return "\n".join(part for part in (f"Problem: {p}" if p else "", f"Method: {m}" if m else "") if part)

@@ -19,6 +19,21 @@ class IdeaCandidates:
     can_realise: bool = True
 
 
+@dataclass(frozen=True)
+class VerifierStep:
+    """What the matcher's verifier step needs: the backend, the verdict cache, how many candidates, the rule."""
+
+    verifier: Verifier
+    cache: VerdictCache | None
+    top_k: int
+    rule: VerifierRule = DEFAULT_RULE
+
+    def context(self) -> dict:
+        """How answers name it."""
+        return {"verifier": self.verifier.revision, "verifier_top_k": self.top_k,
+                "verifier_thresholds": self.rule.thresholds()}
+
+
 @dataclass
 class Verified:
     """Per candidate (in the given order): the final decisions and the verdict (None past K)."""
