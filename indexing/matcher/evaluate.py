@@ -5,7 +5,7 @@ to top-k) and per candidate whether it is a `realised` and a `direction` match. 
 recall@1 / recall@k of the source, source matched (realised; direction), any match (realised; direction).
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,8 +13,9 @@ from scipy import stats
 
 from indexing.calibration import evaluate_retrieval
 from indexing.embedders import Embedder
-from indexing.matcher.decide import decide, embed, hybrid_of
+from indexing.matcher.decide import Decision, decide, embed, hybrid_of
 from indexing.matcher.labelled import LabelledIdea
+from indexing.matcher.verifier.step import VerifierStep
 from indexing.versions import LoadedIndex
 
 METRICS = ("recall@1", "recall@20", "source_realised", "source_direction", "any_realised", "any_direction")
@@ -97,10 +98,36 @@ def evaluate_sources(ideas: Sequence[LabelledIdea], *, loaded: LoadedIndex, embe
             **evaluate_retrieval(sources, hits, m["theta"], ks=sorted({1, 5, min(20, top_k), top_k}))}
 
 
+def with_swaps(ideas: Sequence[LabelledIdea]) -> list[LabelledIdea]:
+    """The ideas plus one method swap per realised idea with facets: its problem with the method of the next such
+    idea of the same venue that has another source (kind method_swap; its source is the problem's paper, which it
+    must not realise, and which should stay a direction match)."""
+    realised = [i for i in ideas if i.kind in ("paraphrase", "loose") and i.problem and i.method and i.source]
+    by_venue: dict[str | None, list[LabelledIdea]] = {}
+    for i in realised:
+        by_venue.setdefault(i.venue, []).append(i)
+    swaps = []
+    for group in by_venue.values():
+        for n, a in enumerate(group):
+            b = next((g for g in group[n + 1:] + group[:n] if g.source != a.source), None)
+            if b is not None:
+                swaps.append(LabelledIdea(id=f"swap:{a.id}+{b.id}", line=a.line, problem=a.problem, method=b.method,
+                                          papers=[str(a.source)], kind="method_swap", venue=a.venue, style=a.style,
+                                          key=f"swap:{a.id}+{b.id}"))
+    return [*ideas, *swaps]
+
+
+def field_of(idea: LabelledIdea) -> str:
+    """The venue family (aistats2023 -> aistats): the unit of leave-one-field-out."""
+    return (idea.venue or "unknown").rstrip("0123456789") or "unknown"
+
+
 def evaluate_kinds(ideas: Sequence[LabelledIdea], *, loaded: LoadedIndex, embedder: Embedder, top_k: int,
-                   resamples: int) -> dict:
+                   resamples: int, verifier: VerifierStep | None = None,
+                   progress: Callable[[str, int, int], None] | None = None) -> dict:
     """Per kind of labelled idea: the hybrid matcher against dense-only (the version's theta) and BM25-only (the
-    matcher's fitted BM25 threshold); LookupError when no idea's source is in the version."""
+    matcher's fitted BM25 threshold), and with a verifier the hybrid matcher verified (`verified`, also per field
+    and per style); LookupError when no idea's source is in the version."""
     matcher = hybrid_of(loaded)
     corpus = loaded.corpus
     position = {r["paper_id"]: i for i, r in enumerate(corpus.rows)}
@@ -114,9 +141,17 @@ def evaluate_kinds(ideas: Sequence[LabelledIdea], *, loaded: LoadedIndex, embedd
     vectors = embed(embedder, facets, "hybrid")  # once: the hybrid and dense-only rows share them
     hybrid = decide(facets, loaded=loaded, embedder=embedder, matcher="hybrid", top_k=k, vectors=vectors)
     dense = decide(facets, loaded=loaded, embedder=embedder, matcher="dense", top_k=k, vectors=vectors)
+    verified: list[Decision] = []
+    if verifier is not None:
+        for n, f in enumerate(facets):  # one idea at a time: a progress bar, and the cache holds what was read
+            verified += decide([f], loaded=loaded, embedder=embedder, matcher="hybrid", top_k=k,
+                               vectors=vectors[n:n + 1], verifier=verifier)
+            if progress:
+                progress("verify", 1, len(facets))
     theta = loaded.manifest["theta"]
     bm25_t = float(matcher.entry.get("baselines", {}).get("bm25_whole_threshold", 1.0))
-    outcomes: dict[str, list[Outcome]] = {m: [] for m in METHODS}
+    outcomes: dict[str, list[Outcome]] = {m: [] for m in (*METHODS, *(["verified"] if verified else []))}
+    by_group: dict[str, dict[str, list[Outcome]]] = {"field": {}, "style": {}}
     for idea, f, h, d in zip(kept, facets, hybrid, dense):
         kind, src = idea.kind or "unlabelled", position[idea.source] if idea.source else None
         outcomes["hybrid"].append(Outcome(kind, src, h.positions, [bool(x) for x in h.realised],
@@ -125,9 +160,19 @@ def evaluate_kinds(ideas: Sequence[LabelledIdea], *, loaded: LoadedIndex, embedd
         scores = corpus.lexical.normalised(corpus.lexical.query(f.lexical_texts()["whole"]))
         top = [int(p) for p in np.argsort(-scores, kind="stable")[:k] if scores[p] > 0]
         outcomes["bm25"].append(Outcome(kind, src, top, [bool(scores[p] >= bm25_t) for p in top], None))
+        if verified:
+            v = verified[len(outcomes["verified"])]
+            o = Outcome(kind, src, v.positions, [bool(x) for x in v.realised],
+                        [bool(x) for x in v.direction] if v.direction is not None else None)
+            outcomes["verified"].append(o)
+            by_group["field"].setdefault(field_of(idea), []).append(o)
+            by_group["style"].setdefault(idea.style or "short", []).append(o)
     return {"index_version": loaded.version, "model": loaded.manifest["model"],
             "revision": loaded.manifest["revision"], "matcher_version": matcher.version,
             "thresholds": {"hybrid": matcher.thresholds(), "dense": {"theta": theta}, "bm25": {"bm25_whole": bm25_t}},
             "top_k": k, "ideas_in_file": len(ideas), "ideas_scored": len(kept),
             "source_not_indexed": len(not_indexed), "source_not_indexed_examples": not_indexed[:5],
-            "by_kind": {m: summarise(o, resamples=resamples) for m, o in outcomes.items()}}
+            "by_kind": {m: summarise(o, resamples=resamples) for m, o in outcomes.items()},
+            **({"verifier": verifier.context(), "verified_by": {
+                g: {name: summarise(o, resamples=resamples) for name, o in groups.items()}
+                for g, groups in by_group.items()}} if verifier is not None else {})}

@@ -12,8 +12,9 @@ from indexing import calibration as cal
 from indexing.embedders import load_embedder
 from indexing.embedders.thetas import SHIPPED, user_registry, write_entry
 from indexing.matcher.corpus import MatcherUnavailable
-from indexing.matcher.evaluate import evaluate_kinds, evaluate_sources
+from indexing.matcher.evaluate import evaluate_kinds, evaluate_sources, with_swaps
 from indexing.matcher.labelled import pool_by_id, read_labelled
+from indexing.matcher.verifier import VerifierUnavailable, verifier_step
 from indexing.windows import iso_day
 from service.cli import calibrate_hybrid
 from service.cli.common import (
@@ -149,6 +150,11 @@ def evaluate(ideas_file: Path = typer.Option(..., "--ideas", exists=True, dir_ok
                                              help="JSONL/JSON/CSV of {id, text | problem+method, source?}."),
              top_k: int = typer.Option(None, help="Papers retrieved per idea (default HINDSIGHT_TOP_K, 20)."),
              resamples: int = typer.Option(2000, min=100, help="Bootstrap resamples (labelled ideas, per kind)."),
+             swaps: bool = typer.Option(False, "--swaps", help="Add a method swap per realised idea (labelled ideas)."),
+             verifier: str = typer.Option("none", help="auto, local, openai or none: add the hybrid matcher verified "
+                                                       "(labelled ideas), per kind, field and style."),
+             verifier_top_k: int = typer.Option(None, "--verifier-top-k", min=1, max=50,
+                                                help="Candidates per idea the verifier reads (default 5)."),
              json_out: bool = JsonOpt) -> None:
     """Retrieval quality of the current index: recall@1/5/20 of named sources, match and false-match rates; for
     ideas labelled with a `kind`, per kind for hybrid, dense-only and BM25-only with bootstrap intervals."""
@@ -159,11 +165,16 @@ def evaluate(ideas_file: Path = typer.Option(..., "--ideas", exists=True, dir_ok
         loaded, embedder = current_index(settings)
         k = top_k or settings.top_k
         if any(i.kind for i in ideas):
-            report = evaluate_kinds(ideas, loaded=loaded, embedder=embedder, top_k=k, resamples=resamples)
+            step = verifier_step(verifier, settings, verifier_top_k)
+            with progress_bars(not json_out and step is not None) as bars:
+                report = evaluate_kinds(with_swaps(ideas) if swaps else ideas, loaded=loaded, embedder=embedder,
+                                        top_k=k, resamples=resamples, verifier=step, progress=bars)
         else:
             with progress_bars(not json_out) as bars:
                 report = evaluate_sources(pool_by_id(ideas), loaded=loaded, embedder=embedder, top_k=k,
                                           batch_size=settings.batch_size, progress=bars)
+    except VerifierUnavailable as exc:
+        fail(f"--verifier: {exc}", 1)
     except (LookupError, MatcherUnavailable) as exc:
         fail(f"{exc}" + (" (evaluate by kind compares the hybrid matcher with dense-only and BM25-only)"
                          if isinstance(exc, MatcherUnavailable) else ""), 1)
