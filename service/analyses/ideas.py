@@ -6,7 +6,7 @@ from sqlalchemy.orm import Session, selectinload
 from indexing.models import Idea, JudgeScore, Score
 from service.analyses.selection import NotFound
 from service.judges import DIMENSIONS
-from service.runs import origin_of
+from service.runs import match_verdict_of, origin_of, verifier_of
 
 
 def idea_detail(session: Session, *, idea_pk: int) -> dict:
@@ -26,13 +26,13 @@ def idea_detail(session: Session, *, idea_pk: int) -> dict:
             "top_k": s.top_k, "matcher": s.matcher or "dense", "matcher_version": s.matcher_version,
             "thresholds": s.thresholds or {"theta": s.theta}, "direction_score": s.direction_score,
             "n_matches": s.n_matches, "n_direction_matches": s.n_direction_matches, "shape": s.shape,
-            "warnings": s.warnings},
+            "warnings": s.warnings, **verifier_of(s)},
         "matches": [] if s is None else [
             {"rank": m.rank, "paper_id": m.paper_id, "title": m.title, "venue": m.venue, "year": m.year,
              "citations": m.citations, "similarity": m.similarity, "impact": m.impact,
              "above_threshold": m.above_threshold, "p_realised": m.p_realised, "p_direction": m.p_direction,
              "p_method": m.p_method, "realised": m.realised, "direction": m.direction,
              "evidence_sentence": m.evidence_sentence, "problem_sentence": m.problem_sentence,
-             "shared_terms": m.shared_terms} for m in s.matches],
+             "shared_terms": m.shared_terms, **match_verdict_of(m)} for m in s.matches],
         "judges": [{"judge": j.judge, **{d: getattr(j, d) for d in DIMENSIONS}} for j in judges],
     }

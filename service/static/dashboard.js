@@ -169,7 +169,8 @@ async function loadList(key, page) {
 }
 
 function scoreLine(s) {
-  const where = `model ${s.model}, index ${s.index_version}, window ${s.cutoff} … ${s.window_end}`;
+  const where = `model ${s.model}, index ${s.index_version}, window ${s.cutoff} … ${s.window_end}`
+    + (s.verifier ? `; verified by ${s.verifier} (top ${s.verifier_top_k}; embedding alone: ${fmt(s.embedding_score)}, ${s.embedding_n_matches ?? 0} matched)` : "");
   if (s.matcher !== "hybrid") return `HindSight ${fmt(s.score)} (${s.matched ? "matched" : "no match"}); dense matcher, θ = ${s.theta}; ${where}`;
   const t = s.thresholds || {};
   const thr = (dec) => t[dec] ? Object.entries(t[dec]).map(([shape, v]) => `${shape} ${fmt(v, 3)}`).join(", ") : "–";
@@ -187,16 +188,26 @@ function denseTable(matches) {
       el("td", { class: m.above_threshold ? "yes" : "" }, m.above_threshold ? "yes" : "no")))));
 }
 
-function hybridTable(matches) {
+function hybridTable(matches, verified) {
   const flag = (v) => el("td", { class: v ? "yes" : "" }, v ? "yes" : "no");
-  return el("table", { id: "matches-table", "data-matcher": "hybrid" },
-    el("thead", {}, el("tr", {}, ["#", "paper", "venue", "year", "similarity", "p realised", "realised", "p direction", "direction", "p method", "impact", "evidence"].map((h) => el("th", {}, h)))),
+  // verified: the embedding features' decision beside the verifier's reading, which decides
+  const heads = verified
+    ? ["#", "paper", "venue", "year", "similarity", "p realised", "embedding realised", "p direction", "embedding direction", "p method",
+      "verifier p direction", "verifier p realised", "realised", "direction", "impact", "evidence"]
+    : ["#", "paper", "venue", "year", "similarity", "p realised", "realised", "p direction", "direction", "p method", "impact", "evidence"];
+  const verdict = (m) => m.verifier
+    ? [el("td", { class: "num verifier" }, fmt(m.verifier.p_direction, 3)), el("td", { class: "num verifier" }, fmt(m.verifier.p_realised, 3)),
+      flag(m.realised), flag(m.direction)]
+    : [el("td", { class: "muted", colspan: "2" }, "not read"), flag(m.realised), flag(m.direction)];
+  return el("table", { id: "matches-table", "data-matcher": "hybrid", "data-verified": verified ? "yes" : "no" },
+    el("thead", {}, el("tr", {}, heads.map((h) => el("th", {}, h)))),
     el("tbody", {}, matches.map((m) => el("tr", {},
       el("td", {}, String(m.rank)), el("td", { class: "title" }, m.title), el("td", {}, m.venue || "–"),
       el("td", {}, String(m.year)), el("td", { class: "num" }, fmt(m.similarity)),
-      el("td", { class: "num" }, fmt(m.p_realised, 3)), flag(m.realised),
-      el("td", { class: "num" }, fmt(m.p_direction, 3)), flag(m.direction),
+      el("td", { class: "num" }, fmt(m.p_realised, 3)), flag(verified ? m.embedding_realised : m.realised),
+      el("td", { class: "num" }, fmt(m.p_direction, 3)), flag(verified ? m.embedding_direction : m.direction),
       el("td", { class: "num" }, fmt(m.p_method, 3)),
+      ...(verified ? verdict(m) : []),
       el("td", { class: "num" }, fmt(m.impact)),
       el("td", { class: "evidence" },
         m.problem_sentence ? el("div", {}, el("b", {}, "problem: "), m.problem_sentence) : "",
@@ -220,7 +231,7 @@ async function openIdea(pk) {
         s.warnings.map((w) => el("li", {}, w))) : "",
       el("p", {}, d.judges.map((j) => `${j.judge}: ` + JUDGE_DIMENSIONS.filter((k) => j[k] !== null && j[k] !== undefined)
         .map((k) => `${k} ${fmt(j[k], 1)}`).join(", ")).join(" · ") || "no judge scores"),
-      s && s.matcher === "hybrid" ? hybridTable(d.matches) : denseTable(d.matches),
+      s && (s.matcher === "hybrid" || s.verifier) ? hybridTable(d.matches, Boolean(s.verifier)) : denseTable(d.matches),
     );
     $("idea-dialog").showModal();
   } catch (err) { showError(err.message); }

@@ -10,7 +10,8 @@
     ["idea_id", "idea"], ["group", "system / run"], ["topic", "topic"], ["title", "title"],
     ["score", "score", "num"], ["decision", "decision"], ["direction_score", "direction score", "num"],
     ["best_title", "best match"], ["best_similarity", "similarity", "num"], ["best_p_realised", "p realised", "num"],
-    ["best_p_direction", "p direction", "num"],
+    ["best_p_direction", "p direction", "num"], ["best_verifier_p_realised", "verifier p realised", "num"],
+    ["embedding_score", "embedding score", "num"],
   ];
 
   function node(tag, attrs = {}, ...children) {
@@ -58,7 +59,9 @@
       node("td", { class: "num" }, fmt(r.direction_score)),
       node("td", { class: "title" }, r.best_title ? `${r.best_title}${r.best_kind === "nearest" ? " (nearest, not a match)" : ""}` : "–"),
       node("td", { class: "num" }, fmt(r.best_similarity)), node("td", { class: "num" }, fmt(r.best_p_realised)),
-      node("td", { class: "num" }, fmt(r.best_p_direction))));
+      node("td", { class: "num" }, fmt(r.best_p_direction)),
+      node("td", { class: "num", title: r.verifier ? `verified by ${r.verifier}` : "not verified" }, fmt(r.best_verifier_p_realised)),
+      node("td", { class: "num" }, r.verifier ? fmt(r.embedding_score) : "–")));
     $("runview-table").replaceChildren(node("thead", {}, head), node("tbody", {}, body));
     const realised = view.rows.filter((r) => r.decision === "realised").length;
     const direction = view.rows.filter((r) => r.decision === "direction").length;
