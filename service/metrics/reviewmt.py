@@ -290,7 +290,7 @@ def reference_review_decision(decision: Any) -> int | None:
 def reference_reviews(keyed: Sequence[tuple[str, Mapping[str, Any]]], truth: ReviewGold) -> ReferenceBlock:
     """process_files: hit rates over the reference's turns, per-review MAE, decision F1 over decided papers."""
     answers = first_copies(keyed)
-    missed = total_reviews = missed_reviews = total_decisions = missed_decisions = 0
+    total_reviews = missed_reviews = total_decisions = missed_decisions = 0
     absent = reviews_gold_unreadable = empty_decisions = 0
     errors: list[float] = []
     gt_decisions: list[int] = []
@@ -302,12 +302,6 @@ def reference_reviews(keyed: Sequence[tuple[str, Mapping[str, Any]]], truth: Rev
         item = answers[paper]
         raw_reviews = item.get("reviews")
         reviews: list[Any] = raw_reviews if isinstance(raw_reviews, list) else []
-        # The decision turn is there whenever the record has the field: "" (an empty answer, also an empty CSV
-        # cell, which the reader gives as None) is a reply the reference reads, not a missing one.
-        replies = [*reviews, *([item["decision"]] if "decision" in item else [])]
-        if not replies:
-            missed += 1
-            continue
         own = truth.review_scores.get(paper) or (
             [truth.ratings[paper]] * len(reviews) if paper in truth.ratings else None)
         # The reference pairs the i-th predicted review with the i-th gold review (zip: the shorter decides).
@@ -321,19 +315,23 @@ def reference_reviews(keyed: Sequence[tuple[str, Mapping[str, Any]]], truth: Rev
                 missed_reviews += 1
             else:
                 errors.append(abs(own[position] - score))
-        if "decision" in item:
-            total_decisions += 1
-            empty_decisions += not _reference_text(item["decision"]).strip()
-            predicted = reference_review_decision(item["decision"])
-            if predicted is None:
-                missed_decisions += 1
-            else:
-                gt_decisions.append(int(decision == "accept"))
-                pr_decisions.append(predicted)
+        # Every conversation ends with the decision maker's turn. A record without a decision (absent, null, "",
+        # an empty CSV cell: one file layout cannot tell them apart from another) is the model's empty reply.
+        total_decisions += 1
+        reply = item.get("decision")
+        empty_decisions += not _reference_text(reply).strip()
+        predicted = reference_review_decision(reply)
+        if predicted is None:
+            missed_decisions += 1
+        else:
+            gt_decisions.append(int(decision == "accept"))
+            pr_decisions.append(predicted)
     n = len(truth.decisions)
     f1 = float(f1_score(gt_decisions, pr_decisions, zero_division=0)) if gt_decisions else None
     metrics = {
-        "paper_hit_rate": (n - missed) / n,
+        # The reference misses a paper whose conversation file holds no reply. A prediction record always holds
+        # the decision turn, so a paper with a record is a hit and one without is skipped: (total - 0) / total.
+        "paper_hit_rate": 1.0,
         "review_hit_rate": (total_reviews - missed_reviews) / total_reviews if total_reviews else None,
         "decision_hit_rate": (total_decisions - missed_decisions) / total_decisions if total_decisions else None,
         "review_mae_mean": float(np.mean(errors)) if errors else None,
@@ -344,10 +342,13 @@ def reference_reviews(keyed: Sequence[tuple[str, Mapping[str, Any]]], truth: Rev
         source=f"{REFERENCE}@{REVIEWMT_COMMIT} src/module/metric_module.py process_files",
         rule="total is the number of gold papers (the reference's `total` argument; this commit sets it to 81, "
              "the size of its own test set, so for another set give the gold of that set and read total as n); "
-             "a paper without a prediction is skipped and is NOT a miss, a prediction with no review and no "
-             "`decision` field is a miss (paper_hit_rate = (total - missed) / total); a `decision` field that "
-             "is empty (\"\", null, an empty CSV cell) is the model's empty reply: the paper is not missed and "
-             "its decision turn is a missed decision; the i-th predicted review is compared with the i-th gold "
+             "a paper without a prediction is skipped and is NOT a miss; a prediction record is the model's "
+             "conversation for its paper, which always ends with the decision turn, so no record is a missed "
+             "paper (the reference's miss, a conversation with no reply at all, has no record form) and "
+             "paper_hit_rate = (total - 0) / total = 1; a record whose decision is absent or empty (no "
+             "`decision` field, \"\", null, an empty CSV cell: a file layout that leaves out null fields cannot "
+             "be told from one that writes them) is the model's empty reply, a missed decision; the i-th "
+             "predicted review is compared with the i-th gold "
              "per-review score, as far as the shorter list goes (a paper with only a `rating` uses it for every "
              "review; a paper without gold scores counts its reviews as hits); a review score is the first "
              "number within ten characters after \"score: \" (lower case), 1..10, else a missed review; a "
@@ -357,15 +358,14 @@ def reference_reviews(keyed: Sequence[tuple[str, Mapping[str, Any]]], truth: Rev
              "zero are None; the review metrics assume an ICLR-style set (the reference prints 0.0 for other "
              "datasets); a prediction id given more than once is read from its first copy",
         n=len(gt_decisions), metrics=metrics,
-        counts={"gold_papers": n, "skipped_without_prediction": absent, "missed_papers": missed,
+        counts={"gold_papers": n, "skipped_without_prediction": absent,
                 "total_reviews": total_reviews, "missed_reviews": missed_reviews,
                 "reviews_without_gold_score": reviews_gold_unreadable, "reviews_scored": len(errors),
                 "total_decisions": total_decisions, "empty_decisions": empty_decisions,
                 "missed_decisions": missed_decisions, "decided": len(gt_decisions)},
         counting={"skipped_without_prediction": "gold papers without a prediction: neither hit nor miss",
-                  "missed_papers": "predictions with no review and no `decision` field",
                   "total_reviews": "review turns compared (predicted reviews up to the gold's count)",
                   "reviews_without_gold_score": "review turns whose gold has no score: counted as hits",
-                  "empty_decisions": "decision turns with an empty reply (\"\", null, an empty CSV cell): "
-                                     "present, so the paper is not missed, and each is a missed decision",
+                  "empty_decisions": "decision turns with an empty reply (no `decision` field, \"\", null, an "
+                                     "empty CSV cell): the paper is not missed, and each is a missed decision",
                   "decided": "papers whose decision text has more of one word than the other: the F1's n"})

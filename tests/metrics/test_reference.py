@@ -736,24 +736,20 @@ def seeded_reviewmt(seed):
 
 
 def review_transcript(record, item):
-    """The conversation file the reference reads, for one paper: the reviews as far as the shorter list goes."""
+    """The conversation file the reference reads, for one paper: the reviews as far as the shorter list goes, then
+    the decision maker's turn, which every conversation has; a record without a decision (absent, null, "", an
+    empty CSV cell) is the model's empty reply to it."""
     if item is None:
         return None
     reviews = item.get("reviews") if isinstance(item.get("reviews"), list) else []
     shown = min(len(reviews), len(record["scores"]))
     text = [r.get("text") if isinstance(r, dict) else r for r in reviews]
-    roles = ["reviewer"] * shown
-    gts = [f"review ... score: {score}" for score in record["scores"][:shown]]
-    prs = [str(t) for t in text[:shown]]
-    if "decision" in item:  # the model answered the decision turn; null (an empty CSV cell) is its empty reply
-        decision = reviewmt.parse_decision(record["decision"]) or reviewmt.parse_decision(
-            f"decision: {record['decision']}")
-        roles.append("decision maker"), gts.append(f"final decision: {decision}")
-        prs.append("" if item["decision"] is None else str(item["decision"]))
-    if not reviews and "decision" not in item:
-        prs = []
-    elif not prs:  # reviews beyond the gold's count only: the reference still has the paper's replies
-        prs = [""]
+    decision = reviewmt.parse_decision(record["decision"]) or reviewmt.parse_decision(
+        f"decision: {record['decision']}")
+    roles = ["reviewer"] * shown + ["decision maker"]
+    gts = [f"review ... score: {score}" for score in record["scores"][:shown]] + [f"final decision: {decision}"]
+    reply = item.get("decision")
+    prs = [str(t) for t in text[:shown]] + ["" if reply is None else str(reply)]
     return {"roles": roles, "gt_replies": gts, "pred_replies": prs}
 
 
@@ -812,8 +808,67 @@ def test_reviewmt_reference_reads_an_empty_decision_as_a_reply_in_csv_and_jsonl(
     assert blocks[0]["metrics"]["review_hit_rate"] is None
     assert blocks[0]["metrics"]["paper_hit_rate"] == expected["paper_hit_rate"] == 1.0
     assert blocks[0]["metrics"]["decision_hit_rate"] == expected["decision_hit_rate"] == 17 / 20
-    assert blocks[0]["counts"]["empty_decisions"] == 3 and blocks[0]["counts"]["missed_papers"] == 0
+    assert blocks[0]["counts"]["empty_decisions"] == 3 and blocks[0]["counts"]["total_decisions"] == 20
     assert "chengtan9907/ReviewMT@586e27bbdcd7459a001e38ead52b18a6af801664" in blocks[0]["source"]
+
+
+MESSY_LAYOUTS = ["jsonl", "jsonl-bom-crlf", "array-one-line", "array-pretty", "csv"]
+
+
+def messy_reviewmt_answers():
+    """Twenty papers' answers as a generator gives them, a failed paper (every answer null) among them."""
+    rng = random.Random(28)
+    gold = [{"id": f"r{i}", "decision": rng.choice(["accept", "reject"]),
+             "scores": [rng.randint(1, 10) for _ in range(rng.randint(1, 3))]} for i in range(20)]
+    answers = [{"id": record["id"], "summary": rng.choice(["a summary", ""]),
+                "reviews": [rng.choice(REVIEWS[:6]) for _ in range(rng.randint(1, 3))],
+                "decision": rng.choice(["Accept", "Reject", "We recommend acceptance", "accept or reject", ""])}
+               for record in gold]
+    answers[5] = {"id": "r5", "summary": None, "reviews": None, "decision": None}  # the failed paper
+    answers[9]["decision"] = None  # reviews written, no decision
+    return gold, answers
+
+
+def write_messy(path, layout, answers):
+    """A prediction file as tools write it: null fields left out of JSON (an empty cell in CSV), three papers
+    missing, ids from another set and exact repeats added, a BOM and CRLF line ends or one line of JSON."""
+    rows = [{key: value for key, value in item.items() if value is not None} for item in answers]
+    rows = [row for row in rows if row["id"] not in {"r2", "r11", "r17"}]
+    rows += [dict(rows[3]), {"id": "x1", "decision": "accept"}, dict(rows[0]), {"id": "x2"}]
+    if layout == "csv":
+        text = "id,summary,decision\n" + "".join(
+            f"{row['id']},{row.get('summary', '')},{row.get('decision', '')}\n" for row in rows)
+    elif layout.startswith("array"):
+        text = json.dumps(rows, indent=2 if layout == "array-pretty" else None)
+    else:
+        text = "".join(json.dumps(row) + "\n" for row in rows)
+    if layout == "jsonl-bom-crlf":
+        text = "\ufeff" + text.replace("\n", "\r\n")
+    path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+@pytest.mark.parametrize("layout", MESSY_LAYOUTS)
+def test_reviewmt_reference_equals_the_reference_code_on_messy_files(tmp_path, write_jsonl, layout):
+    gold, answers = messy_reviewmt_answers()
+    gold_path = write_jsonl(tmp_path / "gold.jsonl", gold)
+    path = write_messy(tmp_path / f"pred.{'csv' if layout == 'csv' else 'json'}", layout, answers)
+    result = CliRunner().invoke(cli_app, ["metrics", "reviewmt", "--gold", str(gold_path), "--pred", str(path),
+                                          "--json"])
+    assert result.exit_code == 0, result.output
+    block = json.loads(result.stdout)["reference"]
+    # The reference reads one conversation file per paper the model answered: the file's papers, first copy.
+    written = {item["id"]: item for item in answers if item["id"] not in {"r2", "r11", "r17"}}
+    if layout == "csv":  # a CSV row holds no list of reviews: no review turn, so the reference's review rates
+        # divide by zero (None here); its paper and decision rows are checked with one scored review per paper
+        assert block["metrics"]["review_hit_rate"] is None and block["metrics"]["review_mae_mean"] is None
+        written = {key: dict(item, reviews=["score: 5"]) for key, item in written.items()}
+    expected = none_for_nan({key: float(value) for key, value in ref_process_files(
+        [review_transcript(record, written.get(record["id"])) for record in gold], total=len(gold)).items()})
+    rows = ["paper_hit_rate", "decision_hit_rate", "decision_f1"] if layout == "csv" else list(expected)
+    assert {row: block["metrics"][row] for row in rows} == {row: expected[row] for row in rows}
+    assert block["metrics"]["paper_hit_rate"] == 1.0  # r5 answered nothing, yet the reference has its file
+    assert block["counts"]["total_decisions"] == 17 and block["counts"]["skipped_without_prediction"] == 3
 
 
 # ================================================================================================= novelty
