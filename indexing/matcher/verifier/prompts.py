@@ -9,15 +9,19 @@ from collections.abc import Mapping
 
 PROMPT_VERSION = "p1"
 
-SYSTEM = ("You are a careful reviewer of research papers. You read a research idea and a paper and answer a "
-          "question about them with one word: Yes or No.")
+# The definitions live in the system turn, the one prefix every pair shares (a backend evaluates it once per
+# process); the questions stay short, since each pair pays for them (measured: the pair's own tokens dominate).
+SYSTEM = ("You compare a research idea with a published paper, as a careful reviewer would.\n"
+          "Same problem: the paper works on the idea's concrete problem, by any means. A shared broad area (such as "
+          "'LLM safety', 'bias' or 'robotics') is not a shared problem.\n"
+          "Same approach: the paper works on that problem AND its core mechanism is the idea's method; details, "
+          "datasets and names may differ. The same method on another problem, or the same problem by other means, "
+          "is not the same approach.\n"
+          "Answer each question with one word: Yes or No.")
 
 QUESTIONS = {
-    "direction": ("Does the paper work on the idea's concrete problem, by any means? A shared broad area (such as "
-                  "'LLM safety' or 'bias') is not a shared problem. Answer Yes or No."),
-    "realised": ("Does the paper work on the idea's concrete problem AND is the paper's core mechanism the idea's "
-                 "method? Details, datasets and names may differ; the same method on another problem, or the same "
-                 "problem by other means, is No. Answer Yes or No."),
+    "direction": "Question: Does the paper work on the same problem as the idea?",
+    "realised": "Question: Does the paper take the same approach to the same problem as the idea?",
 }
 
 # long proposals and abstracts are cut here (characters) so that a pair fits a 4,096-token context
@@ -38,7 +42,7 @@ def paper_block(title: str, abstract: str) -> str:
 
 def user_message(idea: str, title: str, abstract: str, question: str) -> str:
     """The user turn: idea, then paper, then the question (in this order, for prefix sharing)."""
-    return f"{idea_block(idea)}\n\n{paper_block(title, abstract)}\n\nQuestion: {QUESTIONS[question]}"
+    return f"{idea_block(idea)}\n\n{paper_block(title, abstract)}\n\n{QUESTIONS[question]}"
 
 
 def messages(idea: str, title: str, abstract: str, question: str) -> list[dict[str, str]]:
