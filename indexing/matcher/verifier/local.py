@@ -3,7 +3,8 @@ by llama.cpp (llama-cpp-python).
 
 Prefixes are shared through llama.cpp's KV cache: the system turn (with both definitions) is evaluated once per
 load, an idea once for all its papers, a paper once for both questions; going back to a prefix drops the cache past
-it (no state copies). Each question reads the next-token distribution once: P(Yes) / (P(Yes) + P(No)).
+it (no state copies: measured faster than saving and loading states, docs/verifier-local.md). Each question reads
+the next-token distribution once: P(Yes) / (P(Yes) + P(No)).
 """
 
 import math
@@ -11,6 +12,7 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -19,27 +21,62 @@ from indexing.matcher.verifier.base import Paper, Verdict, VerifierUnavailable
 from indexing.matcher.verifier.model_files import model_file
 from indexing.settings import Settings
 
-# ChatML, the template of the Qwen2.5 family (the packaged model's GGUF carries the same one)
-TURN = "<|im_start|>{role}\n{content}<|im_end|>\n"
-ASSISTANT = "<|im_start|>assistant\n"
+# ChatML (the Qwen2.5 family's), for a GGUF that carries no chat template
+CHATML = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+_USER = "\x00user turn\x00"  # a marker no prompt holds: where the template puts the user's text
+
+
+def chat_frame(template: str | None) -> tuple[str, str]:
+    """(text before the user's message, text after it up to the answer) of a system + user chat in `template`."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    formatter = Jinja2ChatFormatter(template or CHATML, eos_token="", bos_token="", add_generation_prompt=True)
+    try:
+        text = formatter(messages=[{"role": "system", "content": prompts.SYSTEM},
+                                   {"role": "user", "content": _USER}]).prompt
+    except Exception as e:  # a template's own errors (jinja2 raises many kinds)
+        raise VerifierUnavailable(f"the model's chat template does not render a system + user chat: {e}") from e
+    if text.count(_USER) != 1:
+        raise VerifierUnavailable("the model's chat template does not put the user's message in the prompt verbatim")
+    before, after = text.split(_USER)
+    return before, after
+
+
+def _threads(threads: int) -> int:
+    """threads, or one per core this process may run on."""
+    if threads:
+        return threads
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 class LocalVerifier:
     name = "local"
 
-    def __init__(self, path: Path, *, sha256: str, threads: int = 0, ctx: int = 4096) -> None:
-        from llama_cpp import Llama  # the `verifier` extra; imported here so the rest never needs it
+    def __init__(self, path: Path, *, sha256: str, threads: int = 0, ctx: int = 4096, **runtime: Any) -> None:
+        """runtime: further llama.cpp options (n_batch, flash_attn, type_k, ...) for the benchmark's trials."""
+        try:
+            from llama_cpp import Llama  # the `verifier` extra; imported here so the rest never needs it
+        except ImportError:
+            raise VerifierUnavailable("the local verifier needs llama-cpp-python: "
+                                      "pip install -e '.[verifier]'") from None
 
         self.path = path
         self.revision = f"local:{sha256[:12]}:{prompts.PROMPT_VERSION}"
-        self._llm = Llama(model_path=str(path), n_ctx=ctx, n_batch=512, n_threads=threads or os.cpu_count() or 1,
-                          logits_all=False, verbose=False)
+        options: dict[str, Any] = {"n_batch": 512, **runtime}
+        try:
+            # logits_all=False: llama.cpp computes the logits of each batch's last token only, the one read here
+            self._llm = Llama(model_path=str(path), n_ctx=ctx, n_threads=_threads(threads), logits_all=False,
+                              verbose=False, **options)
+        except ValueError as e:  # llama-cpp-python's "Failed to load model from file"
+            raise VerifierUnavailable(f"{path}: llama.cpp cannot load it ({e})") from e
         self._lock = threading.Lock()
         self._yes = self._token_ids(prompts.YES)
         self._no = self._token_ids(prompts.NO)
         if not self._yes or not self._no:
             raise VerifierUnavailable(f"{path}: the model's vocabulary has no single-token Yes/No")
-        self._system = self._tokens(TURN.format(role="system", content=prompts.SYSTEM) + "<|im_start|>user\n")
+        before, self._answer = chat_frame(self._llm.metadata.get("tokenizer.chat_template"))
+        self._system = self._tokens(before)
         self._evaluated: list[int] = []  # the tokens whose keys and values the cache holds, in order
 
     @classmethod
@@ -58,8 +95,21 @@ class LocalVerifier:
                 ids.add(t[0])
         return sorted(ids)
 
+    def _idea(self, idea: str) -> list[int]:
+        return self._system + self._tokens(prompts.idea_block(idea) + "\n\n")
+
+    def _paper(self, paper: Paper) -> list[int]:
+        return self._tokens(prompts.paper_block(paper.title, paper.abstract) + "\n\n")
+
+    def _question(self, question: str) -> list[int]:
+        return self._tokens(prompts.QUESTIONS[question] + self._answer)
+
+    def prompt(self, idea: str, paper: Paper, question: str) -> list[int]:
+        """The tokens of one question about one pair, as judge evaluates them (in three shared pieces)."""
+        return self._idea(idea) + self._paper(paper) + self._question(question)
+
     def _extend(self, tokens: list[int]) -> None:
-        """Evaluate tokens on top of what the cache holds (which the caller has cut to the shared prefix)."""
+        """Evaluate tokens on top of what the cache holds."""
         if len(self._evaluated) + len(tokens) > self._llm.n_ctx():
             raise VerifierUnavailable(f"an idea and a paper need {len(self._evaluated) + len(tokens)} tokens, past "
                                       f"the verifier's context of {self._llm.n_ctx()} (HINDSIGHT_VERIFIER_CTX)")
@@ -73,16 +123,9 @@ class LocalVerifier:
             self._llm.n_tokens = n
             del self._evaluated[n:]
 
-    def _p_yes(self) -> float:
-        logits = np.ctypeslib.as_array(self._llm._ctx.get_logits(), shape=(self._llm.n_vocab(),))
-        top = float(logits.max())
-        yes = sum(math.exp(float(logits[t]) - top) for t in self._yes)
-        no = sum(math.exp(float(logits[t]) - top) for t in self._no)
-        return yes / (yes + no)
-
     def _at(self, prefix: list[int]) -> None:
-        """Make the cache hold `prefix`, keeping as much of what it holds as is shared; the caller evaluates more
-        tokens next, so the logits of the prefix's last token are never read."""
+        """Make the cache hold `prefix`, keeping what it holds of it; the caller evaluates more tokens next, so the
+        logits of the prefix's last token are never read."""
         shared = 0
         for a, b in zip(self._evaluated, prefix):
             if a != b:
@@ -92,16 +135,38 @@ class LocalVerifier:
         if shared < len(prefix):
             self._extend(prefix[shared:])
 
+    def _p_yes(self) -> float:
+        logits = np.ctypeslib.as_array(self._llm._ctx.get_logits(), shape=(self._llm.n_vocab(),))
+        top = float(logits.max())
+        yes = sum(math.exp(float(logits[t]) - top) for t in self._yes)
+        no = sum(math.exp(float(logits[t]) - top) for t in self._no)
+        return yes / (yes + no)
+
+    def _ask(self, prefix: list[int], question: list[int]) -> float:
+        self._at(prefix)
+        self._extend(question)
+        return self._p_yes()
+
     def judge(self, idea: str, papers: Sequence[Paper]) -> list[Verdict]:
         with self._lock:
-            base = self._system + self._tokens(prompts.idea_block(idea) + "\n\n")
+            base = self._idea(idea)
+            questions = {q: self._question(q) for q in prompts.QUESTIONS}
             out = []
             for paper in papers:
-                with_paper = base + self._tokens(prompts.paper_block(paper.title, paper.abstract) + "\n\n")
+                with_paper = base + self._paper(paper)
+                p = {q: self._ask(with_paper, tokens) for q, tokens in questions.items()}
+                out.append(Verdict(p_direction=p["direction"], p_realised=p["realised"], source="logprobs"))
+            return out
+
+    def judge_unshared(self, idea: str, papers: Sequence[Paper]) -> list[Verdict]:
+        """judge with every prompt evaluated from its first token: the baseline that prefix sharing is measured and
+        checked against."""
+        with self._lock:
+            out = []
+            for paper in papers:
                 p = {}
-                for question, text in prompts.QUESTIONS.items():
-                    self._at(with_paper)
-                    self._extend(self._tokens(text + "<|im_end|>\n" + ASSISTANT))
-                    p[question] = self._p_yes()
+                for question in prompts.QUESTIONS:
+                    self._cut(0)
+                    p[question] = self._ask([], self.prompt(idea, paper, question))
                 out.append(Verdict(p_direction=p["direction"], p_realised=p["realised"], source="logprobs"))
             return out

@@ -10,6 +10,7 @@ import hashlib
 import importlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from indexing.matcher.verifier.base import VerifierUnavailable
@@ -91,18 +92,19 @@ def join_parts(parts: list[Path], target: Path, *, part_sha256: list[str] = PART
     return target
 
 
-def packaged_model(home: Path) -> Path:
-    """The joined packaged model under home, joined and checked on first use; a file there that fails the check is
-    joined again."""
+def packaged_model(home: Path, *, parts: Callable[[], list[Path]] = part_paths, part_sha256: list[str] = PART_SHA256,
+                   joined_sha256: str = JOINED_SHA256) -> Path:
+    """The joined packaged model under home, joined and checked on first use; a file there that fails the check (a
+    copy cut short, another file) is joined again."""
     target = home / "models" / NAME
     stamp = target.with_name(target.name + ".sha256")
-    if target.exists() and stamp.exists() and stamp.read_text().strip() == _stamp(target, JOINED_SHA256):
+    if target.exists() and stamp.exists() and stamp.read_text().strip() == _stamp(target, joined_sha256):
         return target
-    if target.exists() and sha256_of(target) == JOINED_SHA256:
-        stamp.write_text(_stamp(target, JOINED_SHA256))
+    if target.exists() and sha256_of(target) == joined_sha256:
+        stamp.write_text(_stamp(target, joined_sha256))
         return target
-    join_parts(part_paths(), target)
-    stamp.write_text(_stamp(target, JOINED_SHA256))
+    join_parts(parts(), target, part_sha256=part_sha256, joined_sha256=joined_sha256)
+    stamp.write_text(_stamp(target, joined_sha256))
     return target
 
 
