@@ -7,17 +7,18 @@ stops the fetch at once instead of hammering the service; so does a Retry-After 
 
 import json
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
 
 import httpx
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
+from indexing.retry import TRANSIENT, Pacer, Retryable, backoff, reason, retry_after_seconds
 from indexing.settings import Settings
+
+__all__ = ["TRANSIENT", "ApiRejected", "BudgetExhausted", "Classifier", "FetchError", "Pacer", "Policy", "Retryable",
+           "Verdict", "describe", "error_text", "make_client", "redact", "request_json", "retry_after_seconds"]
 
 SECRET_PARAMS = ("api_key",)
 USER_AGENT = "hindsight/0.1 (research corpus fetch)"
@@ -33,14 +34,6 @@ class BudgetExhausted(FetchError):
 
 class ApiRejected(FetchError):
     """The API refused the request itself (bad filter, bad or missing key): retrying cannot help."""
-
-
-class Retryable(Exception):
-    """A transient failure: throttled, a server error or a broken body."""
-
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
 
 
 # What a source says about a non-2xx response: None for the default rule (429/5xx retry, others stop), or
@@ -63,24 +56,6 @@ class Policy:
                    backoff_max=settings.fetch_backoff_max, max_wait=settings.fetch_max_wait, pace=pace)
 
 
-class Pacer:
-    """At most one request start per `interval` seconds."""
-
-    def __init__(self, interval: float) -> None:
-        self.interval, self._last = interval, 0.0
-
-    def wait(self) -> None:
-        delay = self._last + self.interval - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        self._last = time.monotonic()
-
-
-# transient transport failures; an unsupported scheme or a bad URL is not worth a second attempt
-TRANSIENT = (Retryable, httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError,
-             httpx.DecodingError)
-
-
 def make_client(settings: Settings, *, base_url: str, headers: dict[str, str] | None = None) -> httpx.Client:
     """The one client factory: base URL, timeout, User-Agent with the contact email, gzip."""
     if not base_url.startswith(("http://", "https://")):
@@ -100,24 +75,6 @@ def describe(method: str, path: str, params: dict | None) -> str:
     return f"{method} {path}{'?' + shown if shown else ''}"
 
 
-def retry_after_seconds(value: str | None) -> float | None:
-    """Retry-After as seconds: delta-seconds or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
-
-
 def error_text(resp: httpx.Response) -> str:
     """The API's own words: {error, message} JSON, or the start of an HTML/text body."""
     try:
@@ -129,18 +86,6 @@ def error_text(resp: httpx.Response) -> str:
         parts = [str(body[k]) for k in ("error", "message") if body.get(k)]
         return ": ".join(parts)[:500] or json.dumps(body)[:200]
     return json.dumps(body)[:200]
-
-
-def _wait(policy: Policy) -> Callable[[RetryCallState], float]:
-    jittered = wait_random_exponential(multiplier=policy.backoff_min, max=policy.backoff_max)
-
-    def wait(state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, Retryable) and exc.retry_after is not None:
-            return exc.retry_after  # the server said how long; already checked against max_wait
-        return jittered(state)
-
-    return wait
 
 
 def request_json(client: httpx.Client, method: str, path: str, *, policy: Policy, pacer: Pacer,
@@ -164,29 +109,21 @@ def request_json(client: httpx.Client, method: str, path: str, *, policy: Policy
 
     def before_sleep(state: RetryCallState) -> None:
         if on_retry:
-            on_retry(f"{where}: {_reason(state.outcome.exception() if state.outcome else None)}", state.upcoming_sleep)
+            on_retry(f"{where}: {reason(state.outcome.exception() if state.outcome else None)}", state.upcoming_sleep)
 
-    retrying = Retrying(stop=stop_after_attempt(policy.attempts), wait=_wait(policy), reraise=True,
-                        retry=retry_if_exception_type(TRANSIENT), before_sleep=before_sleep)
+    retrying = Retrying(stop=stop_after_attempt(policy.attempts), wait=backoff(policy.backoff_min, policy.backoff_max),
+                        reraise=True, retry=retry_if_exception_type(TRANSIENT), before_sleep=before_sleep)
     try:
         return retrying(attempt)
     except httpx.InvalidURL as exc:
         raise ApiRejected(f"{where}: {exc}") from None
     except TRANSIENT as exc:
         throttled = isinstance(exc, Retryable) and str(exc).startswith("429")
-        raise FetchError(f"{where}: gave up after {policy.attempts} attempt(s); last error: {_reason(exc)}. "
+        raise FetchError(f"{where}: gave up after {policy.attempts} attempt(s); last error: {reason(exc)}. "
                          "Nothing from this page was written; run the same command again to resume."
                          + (hint if throttled else "")) from None
     except httpx.HTTPError as exc:  # not transient (an unsupported scheme, too many redirects)
-        raise ApiRejected(f"{where}: {_reason(exc)}") from None
-
-
-def _reason(exc: BaseException | None) -> str:
-    if isinstance(exc, httpx.TimeoutException):
-        return f"timed out ({type(exc).__name__})"
-    if isinstance(exc, httpx.TransportError):
-        return f"connection failed ({type(exc).__name__}: {exc})"
-    return str(exc)
+        raise ApiRejected(f"{where}: {reason(exc)}") from None
 
 
 def _judge(resp: httpx.Response, where: str, policy: Policy, classify: Classifier | None) -> None:
