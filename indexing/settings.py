@@ -93,6 +93,13 @@ class Settings(BaseSettings):
     verifier_attempts: int = Field(6, ge=1, description="Attempts per verifier request (429, 5xx, timeouts, "
                                                         "malformed bodies) before it fails.")
     verifier_pace: float = Field(0.0, ge=0, description="Seconds between two requests to the openai verifier.")
+    verifier_backoff_min: float = Field(1.0, ge=0, description="First backoff of the openai verifier in seconds "
+                                                               "(then doubled, with jitter).")
+    verifier_backoff_max: float = Field(30.0, ge=0, description="Longest backoff between two openai verifier "
+                                                                "attempts, in seconds.")
+    verifier_max_wait: float = Field(120.0, ge=0, description="A longer Retry-After from the openai verifier's "
+                                                              "endpoint stops the job instead of sleeping (rerun "
+                                                              "later to resume).")
     verifier_budget: int = Field(10_000, ge=0, description="Most verifier requests one command or job may make "
                                                            "(cached verdicts are free); past it the job stops, "
                                                            "resumable.")

@@ -1,8 +1,10 @@
-"""A real HTTP server on loopback that replays recorded OpenAlex and Semantic Scholar bodies and injects faults.
+"""A real HTTP server on loopback that replays recorded OpenAlex and Semantic Scholar bodies, and the replies of
+OpenAI-compatible chat endpoints (POST /v1/chat/completions), and injects faults.
 
 Records are the recorded ones, verbatim; pages are cut from them with the recorded envelopes ({meta, results,
 group_by} with an opaque base64 cursor; {total, token, data} with "token": null on the last page). Faults are
-queued per (route, page): each hit of that page takes the next fault, then the page is served normally.
+queued per (route, page): each hit of that page takes the next fault, then the page is served normally. Chat faults
+are queued on ("chat", 0) and taken in order by the next requests, whatever they ask.
 """
 
 import base64
@@ -11,12 +13,16 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from tests.helpers import SHARED_DATA
+from tests.helpers import FIXTURES, SHARED_DATA
 
 APIS = SHARED_DATA / "apis"
+# chat endpoints' replies (tests/fixtures/verifier/README.md says which were captured and which written in the
+# servers' documented shapes); fault_*.json hold {status, headers, body} as served
+CHAT = FIXTURES / "verifier"
 
 
 def recorded(rel: str):
@@ -59,6 +65,19 @@ def s2_pages(records: list[dict], per_page: int, total: int | None = None) -> li
     return pages
 
 
+def chat_reply(name: str) -> bytes:
+    """A recorded 200 reply of a chat endpoint, as served."""
+    return (CHAT / name).read_bytes()
+
+
+def chat_by_question(direction: str, realised: str) -> Callable[[dict], bytes]:
+    """A chat responder that answers each question with its own recorded reply (the question ends the user turn)."""
+    def answer(body: dict) -> bytes:
+        asked = body["messages"][-1]["content"]
+        return chat_reply(realised if "same approach" in asked else direction)
+    return answer
+
+
 S2_429_HEADERS = {"x-amzn-ErrorType": "TooManyRequestsException", "X-Cache": "Error from cloudfront",
                   "x-amz-apigw-id": "aruKjG_0vHcEs6Q="}
 OPENALEX_BUDGET_HEADERS = {"x-ratelimit-limit": "10000", "x-ratelimit-remaining": "0",
@@ -70,7 +89,9 @@ OPENALEX_BUDGET_HEADERS = {"x-ratelimit-limit": "10000", "x-ratelimit-remaining"
 class Replay:
     def __init__(self, *, openalex: list[bytes] | None = None, s2: list[bytes] | None = None,
                  works: dict[str, dict] | None = None, papers: dict[str, dict] | None = None,
-                 sources: dict[str, dict] | None = None, delay: float = 0.0) -> None:
+                 sources: dict[str, dict] | None = None, delay: float = 0.0,
+                 chat: Callable[[dict], bytes] | None = None) -> None:
+        self.chat = chat  # request body -> the reply a chat endpoint serves
         self.walks = {"works": openalex or [], "paper/search/bulk": s2 or []}
         self.works = works or {}  # short W id / doi -> work, for filter lookups (refresh)
         self.papers = papers or {}  # any S2 id form -> paper, for /paper/batch
@@ -84,7 +105,8 @@ class Replay:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # a short poll: shutdown() waits for it, once per test
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self._thread.start()
 
     def fault(self, route: str, page: int, *kinds: str) -> None:
@@ -133,6 +155,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._batch(params, body)
         if route == "sources":
             return self._sources(params)
+        if route == "v1/chat/completions" and method == "POST" and r.chat is not None:
+            return self._chat(body)
         self._send(404, b"<!doctype html><title>404 Not Found</title><h1>Not Found</h1>", "text/html")
 
     def _walk(self, route: str, params: dict) -> None:
@@ -198,6 +222,24 @@ class _Handler(BaseHTTPRequestHandler):
         hit = self.replay.sources.get(params.get("search", "").casefold())
         meta = {"count": 1 if hit else 0, "db_response_time_ms": 3, "page": 1, "per_page": 1, "groups_count": None}
         self._send(200, json.dumps({"meta": meta, "results": [hit] if hit else [], "group_by": []}).encode())
+
+    def _chat(self, body) -> None:
+        reply = self.replay.chat(body) if self.replay.chat else b""
+        with self.replay._lock:
+            queued = self.replay.faults.get(("chat", 0))
+            kind = queued.pop(0) if queued else None
+        if kind is None:
+            return self._send(200, reply)
+        name, _, arg = kind.partition(":")
+        if name == "reply" and arg.startswith("fault_"):  # a recorded error: {status, headers, body}
+            served = json.loads((CHAT / arg).read_text())
+            return self._send(served["status"], json.dumps(served["body"]).encode(), headers=served["headers"])
+        if name == "reply":  # another recorded 200 reply in place of the usual one
+            return self._send(200, chat_reply(arg))
+        if name == "echo-key":  # a careless proxy that puts the credential it got into its error
+            text = f"invalid credentials: {self.headers.get('Authorization')}"
+            return self._send(401, json.dumps({"error": {"message": text, "type": "auth_error"}}).encode())
+        self._fault(kind, reply)
 
     # --- faults ----------------------------------------------------------------------------------------------
     def _fault(self, kind: str, body: bytes) -> None:

@@ -1,0 +1,255 @@
+"""The openai verifier: any OpenAI-compatible chat endpoint (OpenAI, vLLM, a llama.cpp server, Ollama, a router).
+
+Each question about a pair is one POST {url}/chat/completions at temperature 0 with logprobs. P(Yes) comes from the
+answer token's top logprobs (renormalised over Yes and No); an endpoint that sends no logprobs has its text read as
+Yes (1.0) or No (0.0). Both questions of a pair go in a row, so a server with a prefix cache reuses idea + paper.
+Retries (the shared policy of indexing.retry) cover 429 (Retry-After honoured), 5xx, timeouts, connection failures
+and replies that carry no answer; other 4xx stop at once with the endpoint's own message. Every request, retries
+included, counts against a budget per verifier object; an idea is not started unless the budget covers it.
+"""
+
+import json
+import logging
+import math
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import httpx
+from pydantic import SecretStr
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+
+from indexing.matcher.verifier import prompts
+from indexing.matcher.verifier.base import Paper, Verdict, VerifierUnavailable
+from indexing.retry import TRANSIENT, Pacer, Retryable, backoff, reason, retry_after_seconds
+from indexing.settings import Settings
+
+log = logging.getLogger(__name__)
+
+# room for "**No**" or "Yes." from an endpoint without logprobs; with logprobs the first answer token decides
+MAX_TOKENS = 4
+TOP_LOGPROBS = 20  # OpenAI's most; vLLM's default --max-logprobs
+MARKUP = " \t\n*_`'\"#>"  # tokens made only of these come before the answer word ("**No**")
+USER_AGENT = "hindsight/0.1 (verifier)"
+
+
+class EndpointRefused(VerifierUnavailable):
+    """The endpoint refused the request (bad key, unknown model, too long) or asks to wait too long: no retry."""
+
+
+class EndpointFailed(VerifierUnavailable):
+    """No answer after every attempt (throttled, down, timing out, or answering neither Yes nor No)."""
+
+
+class BudgetSpent(VerifierUnavailable):
+    """This verifier made the requests it may make; a rerun resumes (the verdict cache keeps what was read)."""
+
+
+class Malformed(Retryable):
+    """A 200 reply that carries no readable answer."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    p_yes: float
+    source: str  # logprobs | parsed
+
+
+def _top_logprobs(entry: dict) -> dict[str, float]:
+    """token -> logprob of one answer token's alternatives; repeated token strings (byte pieces) are summed."""
+    probs: dict[str, float] = {}
+    for alt in entry.get("top_logprobs") or []:
+        if isinstance(alt, dict) and isinstance(alt.get("token"), str) and isinstance(alt.get("logprob"), int | float):
+            probs[alt["token"]] = probs.get(alt["token"], 0.0) + math.exp(alt["logprob"])
+    return {t: math.log(p) for t, p in probs.items() if p > 0}
+
+
+def _body_error(body: dict) -> str:
+    """The error a body carries in place of choices (a router's upstream failure), if any."""
+    err = body.get("error")
+    if isinstance(err, dict):
+        return str(err.get("message") or json.dumps(err))[:300]
+    return str(err or body.get("message") or "")[:300]
+
+
+def read_answer(body: object) -> Answer:
+    """P(Yes) of one chat.completion body; Malformed when it has no choice or its answer is neither Yes nor No."""
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        said = _body_error(body) if isinstance(body, dict) else ""
+        raise Malformed("a reply without choices" + (f" ({said})" if said else ""))
+    choice = choices[0]
+    logprobs = choice.get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    for entry in content if isinstance(content, list) else []:
+        if not isinstance(entry, dict) or not str(entry.get("token", "")).strip(MARKUP):
+            continue
+        p = prompts.yes_share(_top_logprobs(entry))
+        if p is not None:
+            return Answer(p, "logprobs")
+        break  # the answer word's alternatives hold neither Yes nor No: read the text
+    message = choice.get("message")
+    text = message.get("content") if isinstance(message, dict) else None
+    p = prompts.parse_answer(text) if isinstance(text, str) else None
+    if p is None:
+        raise Malformed(f"an answer that is neither Yes nor No: {text!r}"[:300])
+    return Answer(p, "parsed")
+
+
+def endpoint_message(resp: httpx.Response) -> str:
+    """The endpoint's own words: OpenAI's {error: {message}}, vLLM's {message}, Ollama's {error}, or page text."""
+    try:
+        body = resp.json()
+    except ValueError:
+        return " ".join(re.sub(r"<[^>]*>", " ", resp.text).split())[:200] or resp.reason_phrase
+    if isinstance(body, dict):
+        said = _body_error(body) or str(body.get("detail") or "")
+        if said:
+            return said[:500]
+    return json.dumps(body)[:200]
+
+
+def _error_code(resp: httpx.Response) -> str:
+    try:
+        body = resp.json()
+    except ValueError:
+        return ""
+    err = body.get("error") if isinstance(body, dict) else None
+    return str(err.get("code") or "") if isinstance(err, dict) else ""
+
+
+def _wait_asked(resp: httpx.Response) -> float | None:
+    """retry-after-ms (OpenAI's and Azure's finer header) before Retry-After."""
+    ms = resp.headers.get("retry-after-ms")
+    try:
+        if ms is not None:
+            return max(0.0, float(ms) / 1000)
+    except ValueError:
+        pass
+    return retry_after_seconds(resp.headers.get("Retry-After"))
+
+
+class OpenAIVerifier:
+    name = "openai"
+
+    def __init__(self, url: str, model: str, *, api_key: SecretStr | None = None, timeout: float = 60.0,
+                 attempts: int = 6, pace: float = 0.0, budget: int = 10_000, backoff_min: float = 1.0,
+                 backoff_max: float = 30.0, max_wait: float = 120.0, max_tokens: int = MAX_TOKENS) -> None:
+        parts = urlsplit(url.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise VerifierUnavailable(f"HINDSIGHT_VERIFIER_URL must be an http(s) base URL such as "
+                                      f"http://127.0.0.1:8000/v1, not {url!r}")
+        self.model = model
+        self.host = parts.hostname + (f":{parts.port}" if parts.port else "")
+        self.revision = f"openai:{model}@{self.host}:{prompts.PROMPT_VERSION}"
+        self.where = f"POST {parts.scheme}://{self.host}{parts.path.rstrip('/')}/chat/completions"
+        self.attempts, self.budget, self.max_wait, self.max_tokens = attempts, budget, max_wait, max_tokens
+        self.requests = 0  # made by this object, retries included
+        self._key = api_key if api_key is not None and api_key.get_secret_value() else None
+        headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        if self._key is not None:
+            headers["Authorization"] = f"Bearer {self._key.get_secret_value()}"
+        self._client = httpx.Client(base_url=url.strip().rstrip("/") + "/", timeout=timeout, headers=headers)
+        self._pacer = Pacer(pace)
+        self._wait = backoff(backoff_min, backoff_max)
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "OpenAIVerifier":
+        url, model = settings.verifier_url, settings.verifier_model
+        if not url or not model:
+            missing = " and ".join(env for env, value in (("HINDSIGHT_VERIFIER_URL", url),
+                                                          ("HINDSIGHT_VERIFIER_MODEL", model)) if not value)
+            raise VerifierUnavailable(
+                "the openai verifier needs HINDSIGHT_VERIFIER_URL (the endpoint's base URL, e.g. "
+                "http://127.0.0.1:8000/v1) and HINDSIGHT_VERIFIER_MODEL (the model name it serves); "
+                f"not set: {missing}")
+        return cls(url, model, api_key=settings.verifier_api_key,
+                   timeout=settings.verifier_timeout, attempts=settings.verifier_attempts,
+                   pace=settings.verifier_pace, budget=settings.verifier_budget,
+                   backoff_min=settings.verifier_backoff_min, backoff_max=settings.verifier_backoff_max,
+                   max_wait=settings.verifier_max_wait)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def judge(self, idea: str, papers: Sequence[Paper]) -> list[Verdict]:
+        self._reserve(len(papers) * len(prompts.QUESTIONS))
+        out = []
+        for paper in papers:
+            # both questions of the pair in a row: the endpoint's prefix cache holds idea + paper for the second
+            got = {q: self._ask(prompts.messages(idea, paper.title, paper.abstract, q)) for q in prompts.QUESTIONS}
+            source = "logprobs" if all(a.source == "logprobs" for a in got.values()) else "parsed"
+            out.append(Verdict(p_direction=got["direction"].p_yes, p_realised=got["realised"].p_yes, source=source))
+        return out
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._key.get_secret_value(), "***") if self._key is not None else text
+
+    def _reserve(self, needed: int) -> None:
+        """Refuse an idea the budget cannot cover, so no request is spent on verdicts that would not be stored."""
+        with self._lock:
+            if self.requests + needed <= self.budget:
+                return
+            if self.requests == 0:
+                raise BudgetSpent(f"HINDSIGHT_VERIFIER_BUDGET={self.budget} is smaller than the {needed} requests "
+                                  "one idea needs (its candidates x 2 questions); raise it and rerun")
+            raise BudgetSpent(f"budget spent: {self.requests} of {self.budget} requests made "
+                              f"(HINDSIGHT_VERIFIER_BUDGET) and the next idea needs {needed}; the verdicts read so "
+                              "far are cached; rerun to resume")
+
+    def _spend(self) -> None:
+        with self._lock:
+            if self.requests >= self.budget:
+                raise BudgetSpent(f"budget spent: all {self.budget} requests made (HINDSIGHT_VERIFIER_BUDGET; "
+                                  "retries count) in the middle of an idea; rerun to resume")
+            self.requests += 1
+        self._pacer.wait()
+
+    def _ask(self, messages: list[dict[str, str]]) -> Answer:
+        body = {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": self.max_tokens,
+                "logprobs": True, "top_logprobs": TOP_LOGPROBS}
+
+        def attempt() -> Answer:
+            self._spend()
+            resp = self._client.post("chat/completions", json=body)
+            if resp.status_code >= 400:
+                self._refuse(resp)
+            try:
+                data = json.loads(resp.content)
+            except ValueError as exc:
+                raise Malformed(f"{resp.status_code} with a broken JSON body ({len(resp.content)} bytes: {exc})") \
+                    from None
+            return read_answer(data)
+
+        def before_sleep(state: RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            log.info("%s: %s; retrying in %.2f s", self.where, self._redact(reason(exc)), state.upcoming_sleep)
+
+        retrying = Retrying(stop=stop_after_attempt(self.attempts), wait=self._wait, reraise=True,
+                            retry=retry_if_exception_type(TRANSIENT), before_sleep=before_sleep)
+        try:
+            return retrying(attempt)
+        except TRANSIENT as exc:
+            raise EndpointFailed(f"{self.where}: no answer after {self.attempts} attempt(s) "
+                                 f"(HINDSIGHT_VERIFIER_ATTEMPTS); last error: {self._redact(reason(exc))}. "
+                                 "The verdicts read so far are cached; rerun to resume") from None
+        except httpx.HTTPError as exc:  # not transient: a bad URL, too many redirects
+            raise EndpointRefused(f"{self.where}: {self._redact(reason(exc))}") from None
+
+    def _refuse(self, resp: httpx.Response) -> None:
+        """Raise Retryable (429, 5xx) or EndpointRefused (any other 4xx, a spent quota, too long a wait)."""
+        status, said = resp.status_code, self._redact(endpoint_message(resp))
+        if status == 429 and _error_code(resp) == "insufficient_quota":  # OpenAI: billing, not a rate
+            raise EndpointRefused(f"{self.where}: the endpoint's quota is spent: {status} {said}")
+        if status != 429 and status < 500:
+            raise EndpointRefused(f"{self.where}: the endpoint refused the request: {status} {said}")
+        wait = _wait_asked(resp)
+        if wait is not None and wait > self.max_wait:
+            raise EndpointRefused(f"{self.where}: {status}, and the endpoint asks to wait {wait:.0f} s, longer than "
+                                  f"HINDSIGHT_VERIFIER_MAX_WAIT ({self.max_wait:.0f} s): {said}. The verdicts read "
+                                  "so far are cached; rerun later to resume")
+        raise Retryable(f"{status} {said}" + (f" (Retry-After {wait:g} s)" if wait is not None else ""),
+                        retry_after=wait)
