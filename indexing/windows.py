@@ -19,11 +19,13 @@ CACHED_WINDOWS = 64  # per loaded version; each holds two float arrays of the wi
 
 
 class WindowError(ValueError):
-    """A requested window the version cannot serve; names the field and the range it allows."""
+    """A requested window the version cannot serve; names the field and the range it allows. `status` is the HTTP
+    answer: 409 when the index's contents decide (outside its built range, no paper in the window, which an end
+    before its start also is), 422 when a value is not a date or a list of dates is malformed."""
 
-    def __init__(self, field: str, message: str, allowed: tuple[str, str]) -> None:
+    def __init__(self, field: str, message: str, allowed: tuple[str, str], status: int = 409) -> None:
         super().__init__(f"{field}: {message}")
-        self.field, self.message, self.allowed = field, message, allowed
+        self.field, self.message, self.allowed, self.status = field, message, allowed, status
 
     def detail(self) -> dict:
         return {"field": self.field, "message": str(self),
@@ -72,7 +74,7 @@ def parse_day(value: str | date | None, *, field: str, allowed: tuple[str, str])
         return iso_day(value.strip() if isinstance(value, str) else value)
     except ValueError:
         raise WindowError(field, f"{str(value).strip()[:40]!a} is not a date (YYYY-MM-DD); the allowed range is "
-                                 f"{allowed[0]}..{allowed[1]}", allowed) from None
+                                 f"{allowed[0]}..{allowed[1]}", allowed, status=422) from None
 
 
 def cohort_of(day: str) -> str:

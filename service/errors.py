@@ -58,8 +58,9 @@ DESCRIPTIONS = {
     403: "Admin token wrong, or admin endpoints disabled (no HINDSIGHT_ADMIN_TOKEN on the server).",
     404: "Not found.",
     405: "Method not allowed.",
-    409: "The store's contents make the request ambiguous (several judges, several windows): the message says "
-         "which choice to make.",
+    409: "The store's or the index's contents refuse the request: a window outside the index's built range or with "
+         "no paper in it, a matcher or verifier this server cannot run, a selection made ambiguous by several judges "
+         "or windows; the message says what holds and which choice to make.",
     413: "Too large: the body exceeds HINDSIGHT_MAX_UPLOAD_BYTES, or too many ideas "
          "(HINDSIGHT_MAX_IDEAS_PER_REQUEST).",
     422: "The request fails its schema or a documented limit, or the uploaded file is refused.",

@@ -20,6 +20,16 @@ def list_runs(session: Session) -> list[dict]:
              "ideas": n, "mean_score": mean, "match_rate": rate} for r, n, mean, rate in rows]
 
 
+def runs_exist(session: Session, *, system: str | None, run: str | None) -> bool:
+    """Whether a stored run has this system and/or label (a judge file's scope)."""
+    query = select(Run.id)
+    if system:
+        query = query.where(Run.system == system)
+    if run:
+        query = query.where(Run.label == run)
+    return session.scalars(query.limit(1)).first() is not None
+
+
 def find_run(session: Session, ref: str, system: str | None = None) -> Run:
     """A run by numeric id, or by label (with system when the label is ambiguous)."""
     if ref.isascii() and ref.isdigit() and int(ref) < 2**63:  # '²' is a digit to isdigit(); SQLite ints are 64-bit

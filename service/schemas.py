@@ -29,6 +29,18 @@ def _iso_date(value: Any) -> date:
 
 IsoDate = Annotated[date, BeforeValidator(_iso_date)]  # for request bodies; pydantic's lax date takes 0 as 1970
 
+# A real Gregorian day written YYYY-MM-DD (years 0001-9999), as a pattern: for parameters that hold several dates
+# (a comma-separated list), where "format: date" cannot be said of each part.
+_YEAR = r"(000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
+_MONTH_DAY = r"((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31)"
+_LEAP_YEAR = r"([0-9]{2}(0[48]|[2468][048]|[13579][26])|(0[48]|[2468][048]|[13579][26])00)"
+DAY_PATTERN = rf"({_YEAR}-{_MONTH_DAY}|{_LEAP_YEAR}-02-29)"
+
+
+def date_list_pattern(most: int) -> str:
+    """1 to `most` comma-separated days (spaces around each allowed)."""
+    return rf"^ *{DAY_PATTERN} *(, *{DAY_PATTERN} *){{0,{most - 1}}}$"
+
 
 def _filled(value: str | None) -> bool:
     return value is not None and re.search(r"\S", value) is not None

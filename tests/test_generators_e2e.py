@@ -240,7 +240,7 @@ def test_a_refused_window_keeps_the_knowledge_cutoff_undeclared(home: Path, serv
     ideas.write_text(json.dumps(SCIENTIST_IDEAS))
     r = upload(server, [("t/ideas.json", ideas.read_bytes())], headers=TOKEN, system="refused-http",
                knowledge_cutoff="2024-01-01", cutoff="1990-01-01")
-    assert r.status_code == 422 and r.json()["detail"]["field"] == "cutoff"
+    assert r.status_code == 409 and r.json()["detail"]["field"] == "cutoff"
     out = hs(home, "score", str(ideas), "--system", "refused-cli", "--knowledge-cutoff", "2024-01-01", "--cutoff",
              "1990-01-01")
     assert out.returncode == 2 and "--cutoff" in out.stderr

@@ -166,3 +166,15 @@ def test_cli_import(db, tmp_path, monkeypatch):
         assert stored(db) == {("sys-a", "a1", "gpt"): (1.0, 2.0, 3.0, 4.0)}
     finally:
         get_settings.cache_clear()
+
+
+def test_api_import_scoped_to_no_stored_run_is_404(client, db):
+    """A system/run the store holds no run of is what is not there (404), not a bad file; nothing written."""
+    auth = {"Authorization": "Bearer secret"}
+    files = {"file": ("s.csv", HEADER + "a1,gpt,1,2,3,4\n", "text/csv")}
+    for scope in ({"system": "no-such-system"}, {"run": "r9"}, {"system": "sys-b", "run": "r9"}):
+        r = client.post("/v1/judge-scores", headers=auth, files=files, params=scope)
+        assert r.status_code == 404 and "no stored run" in r.json()["detail"], (scope, r.text)
+    assert stored(db) == {}
+    r = client.post("/v1/judge-scores", headers=auth, files=files, params={"system": "sys-a", "run": "r1"})
+    assert r.status_code == 200 and stored(db) == {("sys-a", "a1", "gpt"): (1, 2, 3, 4)}

@@ -195,7 +195,7 @@ def test_version_without_lexical_index_serves_dense(home, minilm, server_factory
     assert r.status_code == 200 and r.json()["index_version"] == "v0100" and r.json()["matcher"] == "dense"
     assert [i["score"] for i in r.json()["ideas"]] == [w["score"] for w in expected]
     r = score(server.url, ideas, matcher="hybrid")
-    assert r.status_code == 422 and "no lexical index" in r.json()["detail"], r.text
+    assert r.status_code == 409 and "no lexical index" in r.json()["detail"], r.text
 
 
 def test_lexical_documents_follow_the_snapshot_order(template):

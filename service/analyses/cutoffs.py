@@ -34,10 +34,10 @@ def parse_cutoffs(text: str | list[str] | None, loaded: LoadedIndex) -> list[str
     start, end = loaded.built_window
     if not items:
         raise WindowError("cutoffs", f"give at least one cutoff date (YYYY-MM-DD, comma-separated) in {start}..{end}",
-                          loaded.built_window)
+                          loaded.built_window, status=422)
     if len(items) > MAX_CUTOFFS:
         raise WindowError("cutoffs", f"{len(items)} cutoffs; at most {MAX_CUTOFFS}, each in {start}..{end}",
-                          loaded.built_window)
+                          loaded.built_window, status=422)
     return sorted(set(items))
 
 

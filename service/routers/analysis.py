@@ -12,11 +12,12 @@ from service.analyses import (
     to_csv,
 )
 from indexing.windows import WindowError
-from service.analyses.cutoffs import cutoff_rows, cutoff_sensitivity
+from service.analyses.cutoffs import MAX_CUTOFFS, cutoff_rows, cutoff_sensitivity
 from service.analyses.quadrants import quadrant_counts
 from service.analyses.selection import load_ideas
 from service.deps import HolderDep, SessionDep, SettingsDep
 from service.runs import matcher_labels
+from service.schemas import date_list_pattern
 from service.errors import errors
 from service.judges import DimensionName
 from service.state import NoIndex
@@ -166,14 +167,20 @@ def _sensitivity(session, settings, holder, *, runs, systems, group_by, cutoffs,
                                   selection=_selection(runs, systems, group_by), cutoffs=cutoffs, until=until,
                                   top_k=top_k or settings.top_k, n_resamples=n_resamples, seed=seed)
     except WindowError as exc:
-        raise HTTPException(422, exc.detail()) from None
+        raise HTTPException(exc.status, exc.detail()) from None
     except AnalysisError as exc:
         raise _unprocessable(exc) from None
 
 
-Cutoffs = Annotated[str, Query(max_length=1000, description="Comma-separated cutoff dates (YYYY-MM-DD) inside the "
-                                                            "built window, e.g. 2023-06-01,2023-12-01,2024-06-01.")]
-Until = Annotated[str | None, Query(max_length=64, description="Window end for every cutoff; default the built end.")]
+# the pattern is checked by the handler's own parser (its 422 names the field and the built range)
+Cutoffs = Annotated[str, Query(max_length=1000, description=f"1 to {MAX_CUTOFFS} comma-separated cutoff dates "
+                               "(YYYY-MM-DD) inside the index's built window (409 outside it), e.g. "
+                               "2023-06-01,2023-12-01,2024-06-01.",
+                               json_schema_extra={"pattern": date_list_pattern(MAX_CUTOFFS)},
+                               examples=["2023-06-01,2023-12-01"])]
+Until = Annotated[str | None, Query(max_length=64, json_schema_extra={"format": "date"},
+                                    description="Window end for every cutoff (YYYY-MM-DD, inside the built window); "
+                                                "default the built end.")]
 TopK = Annotated[int | None, Query(ge=1, le=200)]
 SensitivityBy = Annotated[Literal["system", "run"], Query(description="Group per system or per system/run.")]
 

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, HTTPException, Query, UploadFile
+from fastapi import APIRouter, File, HTTPException, Query, UploadFile
 from starlette.concurrency import run_in_threadpool
 
 from indexing.db import session_scope
@@ -11,6 +11,7 @@ from indexing.settings import Settings
 from service.deps import AdminDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
 from service.judges import JudgeImportRejected, JudgeImportReport, import_judge_scores, list_judges
+from service.runs import runs_exist
 
 router = APIRouter(prefix="/v1/judge-scores", tags=["judges"])
 
@@ -27,11 +28,18 @@ def judges(session: SessionDep) -> list[dict]:
     return list_judges(session)
 
 
-@router.post("", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 422, 503))
-async def import_file(file: UploadFile, settings: SettingsDep,
+@router.post("", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 404, 422, 503))
+async def import_file(file: Annotated[UploadFile, File(description="CSV or JSONL: idea_id, judge and any of the score "
+                                                                  "columns, optionally system and run; every idea must "
+                                                                  "be stored (422 naming the line otherwise).",
+                                                      json_schema_extra={"minLength": 1})],
+                      settings: SettingsDep, session: SessionDep,
                       format: Annotated[Literal["auto", "csv", "jsonl"], Query()] = "auto",
-                      system: str | None = None, run: str | None = None) -> dict:
+                      system: Annotated[str | None, Query(min_length=1, max_length=255)] = None,
+                      run: Annotated[str | None, Query(min_length=1, max_length=255)] = None) -> dict:
     """Import a CSV or JSONL of judge scores; any bad row rejects the file (422, errors by line), nothing written."""
+    if (system or run) and not runs_exist(session, system=system, run=run):
+        raise HTTPException(404, f"no stored run matches system={system!r} run={run!r}")
     limit = settings.max_upload_bytes
     data = await file.read(limit + 1)
     if len(data) > limit:

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, HTTPException, Query, UploadFile
+from fastapi import APIRouter, File, HTTPException, Query, UploadFile
 from pydantic import BaseModel, Field, StrictBool
 from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
@@ -86,7 +86,10 @@ def get_paper(paper_id: str, session: SessionDep) -> dict:
 
 
 @router.post("", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 422, 503))
-async def ingest(file: UploadFile, settings: SettingsDep,
+async def ingest(file: Annotated[UploadFile, File(description=(
+                     "A paper file of the `format` named (docs/ingest-and-fetch.md); a file with a bad row is refused "
+                     "(422, every error by line and field) unless skip_invalid."))],
+                 settings: SettingsDep,
                  format: Annotated[Literal["auto", "jsonl", "csv", "paperlists", "openalex", "s2"], Query()] = "auto",
                  skip_invalid: bool = False) -> dict:
     """Ingest an uploaded paper file with the CLI's rules: invalid rows reject the whole file unless skip_invalid."""

@@ -14,21 +14,25 @@ from service.deps import ADMIN_TOKEN, HolderDep, SettingsDep, require_admin
 from service.errors import ADMIN, BODY, errors
 from service.generator_runs import score_run
 from service.ideas import FORMATS, LayoutError, ReadResult, SourceFile, mapping_named, read_files, unpack
+from service.ideas.reader import MAPPINGS
 from service.schemas import IsoDate, ScoreRequest, ScoreResponse
 from service.state import IndexHolder, NoIndex
 from service.systems import SystemInputError
 
 UPLOAD_FIELDS = {
-    "files": {"type": "array", "items": {"type": "string", "format": "binary"}, "description": "One ideas file "
+    "files": {"type": "array", "minItems": 1, "items": {"type": "string", "format": "binary", "minLength": 1},
+              "description": "One ideas file "
               "(HindSight JSONL, an AI-Researcher plan, an AI-Scientist ideas.json), several (an AI-Researcher "
               "directory: name each part TOPIC/NAME.json to keep its topic), or a .zip of a directory."},
     "format": {"type": "string", "enum": list(FORMATS), "default": "auto"},
-    "mapping": {"type": "string", "maxLength": 64, "description": "Which fields make problem and method."},
+    "mapping": {"type": "string", "enum": sorted(name for names in MAPPINGS.values() for name in names),
+                "description": "Which fields make problem and method (a mapping of the layout read)."},
     "system": {"type": "string", "minLength": 1, "maxLength": 255, "default": "default"},
     "run": {"type": "string", "minLength": 1, "maxLength": 255, "default": "default"},
     "knowledge_cutoff": {"type": "string", "format": "date", "description": "Declare the system's knowledge "
                          "cutoff (as PUT /v1/systems/{name}: needs the admin token)."},
-    "cutoff": {"type": "string", "maxLength": 64}, "until": {"type": "string", "maxLength": 64},
+    "cutoff": {"type": "string", "format": "date", "maxLength": 64},
+    "until": {"type": "string", "format": "date", "maxLength": 64},
     "top_k": {"type": "integer", "minimum": 1, "maximum": 200},
     "matcher": {"type": "string", "enum": ["dense", "hybrid"]},
     "skip_invalid": {"type": "boolean", "default": False, "description": "Score the readable ideas and report the "
@@ -88,9 +92,9 @@ def _score(settings: Settings, holder: IndexHolder, *, read: ReadResult, system:
     except SystemInputError as exc:
         raise HTTPException(422, {"message": str(exc), "field": exc.field}) from None
     except WindowError as exc:
-        raise HTTPException(422, exc.detail()) from None
-    except MatcherUnavailable as exc:
-        raise HTTPException(422, str(exc)) from None
+        raise HTTPException(exc.status, exc.detail()) from None
+    except MatcherUnavailable as exc:  # the version holds no lexical index (or fit) for the asked matcher
+        raise HTTPException(409, str(exc)) from None
     counts = {**read.counts(), "scored": len(done.results)} if upload else None  # uploads report what was read
     return ScoreResponse(**done.context.model_dump(), system=system, run=run, run_id=done.run_id, ideas=done.results,
                          read=counts, judge_scores=done.ratings)
@@ -140,7 +144,7 @@ async def score_upload(
 
 
 # A plain `def`: FastAPI runs it in a worker thread, so encoding never blocks the event loop.
-@router.post("/score", response_model=ScoreResponse, responses=errors(*ADMIN, *BODY, 422, 503),
+@router.post("/score", response_model=ScoreResponse, responses=errors(*ADMIN, *BODY, 409, 422, 503),
              openapi_extra=UPLOAD_BODY)
 def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep) -> ScoreResponse:
     """Score ideas against the current index version and store them under (system, run). The same path takes a
