@@ -34,10 +34,13 @@ def test_schemathesis_all_checks_every_operation(tmp_path, live_server, minilm):
     migrate(settings.db_path)
     ingest_path(ROOT / "data" / "papers.jsonl", db_path=settings.db_path)
     build_index(settings, embedder=minilm)
-    # the fetch and refresh jobs it starts must fail fast on a closed loopback port, not reach (or wait on) the APIs
+    # the fetch and refresh jobs it starts must fail fast on a closed loopback port, not reach (or wait on) the APIs;
+    # the verification jobs likewise on a model file that is not there (202, then a failed job), not load the
+    # packaged model and read every stored run with it on a shared machine
     closed = f"http://127.0.0.1:{free_port()}"
     server = live_server(settings.home, env={"HINDSIGHT_OPENALEX_URL": closed, "HINDSIGHT_S2_URL": closed,
-                                             "HINDSIGHT_FETCH_ATTEMPTS": "1", "HINDSIGHT_FETCH_TIMEOUT": "5"})
+                                             "HINDSIGHT_FETCH_ATTEMPTS": "1", "HINDSIGHT_FETCH_TIMEOUT": "5",
+                                             "HINDSIGHT_VERIFIER_MODEL_PATH": str(tmp_path / "no-model.gguf")})
     for system, name in (("rag", "rag.jsonl"), ("vanilla", "vanilla.jsonl")):
         r = httpx.post(f"{server.url}/v1/score", json={"system": system, "run": "r1", "ideas": ideas(name)},
                        timeout=300)
