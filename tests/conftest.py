@@ -1,5 +1,6 @@
 """Shared fixtures: isolated HINDSIGHT_HOME, the offline embedder, a real uvicorn server; the `server` marker."""
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,9 @@ from typer.testing import CliRunner
 
 from indexing.db import migrate
 from indexing.settings import Settings, get_settings
-from tests.helpers import Server
+from tests.helpers import TEST_ENV, Server
+
+os.environ.update(TEST_ENV)  # before any Settings() is made: test homes embed with a torch backend (helpers.TEST_ENV)
 
 # a test that asks for one of these starts a real server process, so it belongs to the second CI step
 SERVER_FIXTURES = {"server_factory", "live_server"}

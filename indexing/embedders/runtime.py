@@ -1,44 +1,25 @@
-"""How a torch embedder runs: the numeric backend (fp32, bf16, int8, CUDA fp16) and the CPU facts that pick it.
+"""How a torch embedder runs: the numeric backend (fp32, bf16, int8, CUDA fp16) and how `auto` picks one from the
+CPU's facts (cpu.py).
 
 A backend changes the vectors a little, so it is part of an embedder's revision (the embedding cache key and the
 manifest): vectors of different backends never mix, and scoring loads the backend the index was built with.
 `auto` picks the fastest backend measured within the drift bound (bench/build_speed.py, docs/benchmarks.md):
 CUDA fp16 on a GPU; `openvino-int8` where the `[openvino]` extra is installed and the CPU has int8 dot products
-(openvino_backend.py: mean drift 0.0024 on real MiniLM weights, faster than bf16 torch in worker processes and
-without their start-up); bf16 weights where the CPU has native bf16 (AVX-512 BF16, AMX or Arm BF16: mean drift
-0.00005); else fp32 (torch int8 gave 1.5x but a mean drift of 0.019 on MiniLM, over both models' bounds).
+(openvino_backend.py: static int8, mean drift 0.0028 on real MiniLM weights, faster than bf16 torch in worker
+processes and without their start-up); bf16 weights where the CPU has native bf16 (AVX-512 BF16, AMX or Arm BF16:
+mean drift 0.00005); else fp32 (torch int8 gave 1.5x but a mean drift of 0.019 on MiniLM, over both models' bounds).
 """
 
-from functools import lru_cache
-from pathlib import Path
+from indexing.embedders import openvino_backend
+from indexing.embedders.cpu import native_bf16
 
 TORCH_BACKENDS = ("torch", "torch-bf16", "torch-int8", "cuda-fp16")
 DEFAULT_BATCH = {"cuda-fp16": 128}  # a GPU wants larger batches; CPU backends keep the caller's
 
 
-@lru_cache
-def cpu_flags() -> frozenset[str]:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return frozenset()
-    for line in text.splitlines():
-        if line.startswith(("flags", "Features")):
-            return frozenset(line.split(":", 1)[1].split())
-    return frozenset()
-
-
-def native_bf16() -> bool:
-    """True where bf16 matrix products run in hardware (x86 AVX-512 BF16 / AMX, Arm BF16)."""
-    flags = cpu_flags()
-    return bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
-
-
 def auto_backend(device: str) -> str:
     if device.startswith("cuda"):
         return "cuda-fp16"
-    from indexing.embedders import openvino_backend
-
     if openvino_backend.available():
         return "openvino-int8"
     return "torch-bf16" if native_bf16() else "torch"
@@ -61,8 +42,6 @@ def variant(backend: str) -> str:
     if backend == "torch":
         return ""
     if backend == "openvino-int8":
-        from indexing.embedders import openvino_backend
-
         return openvino_backend.variant()
     if backend == "torch-int8":
         import torch

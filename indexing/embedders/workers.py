@@ -7,7 +7,6 @@ spec, checks the revision matches, and returns vectors per length-sorted batch, 
 """
 
 import multiprocessing
-import os
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 from concurrent.futures import ProcessPoolExecutor
@@ -16,6 +15,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from indexing.embedders.base import Embedder, length_sorted_batches
+from indexing.embedders.cpu import cores
 from indexing.embedders.runtime import TORCH_BACKENDS
 
 MIN_TEXTS = 512  # below this the workers' start-up (a model load each) costs more than it saves
@@ -23,13 +23,6 @@ CLASSES = {"minilm": ("indexing.embedders.minilm", "MiniLMEmbedder"),
            "specter2": ("indexing.embedders.specter2", "Specter2Embedder")}
 
 _worker: Embedder | None = None
-
-
-def cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 def plan(embedder: Embedder, n_texts: int, workers: int = 0) -> int:
