@@ -78,6 +78,7 @@ class LocalVerifier:
         before, self._answer = chat_frame(self._llm.metadata.get("tokenizer.chat_template"))
         self._system = self._tokens(before)
         self._evaluated: list[int] = []  # the tokens whose keys and values the cache holds, in order
+        self.tokens_evaluated = 0  # since load: what the work costs, whatever the machine's load
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "LocalVerifier":
@@ -115,6 +116,7 @@ class LocalVerifier:
                                       f"the verifier's context of {self._llm.n_ctx()} (HINDSIGHT_VERIFIER_CTX)")
         self._llm.eval(tokens)
         self._evaluated += tokens
+        self.tokens_evaluated += len(tokens)
 
     def _cut(self, n: int) -> None:
         """Drop the cache past the first n tokens."""
