@@ -6,14 +6,13 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import date
-from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
 
 from indexing.lexical import LexicalDamaged, LexicalIndex, load_lexical
-from indexing.matcher.corpus import IndexCorpus
 from indexing.matcher.model import HybridMatcher
 from indexing.vectorindex.base import IndexUnavailable, VectorIndex
 from indexing.vectorindex.factory import open_index
@@ -87,6 +86,8 @@ class LoadedIndex:
     table: PaperTable = field(init=False, repr=False)  # built from rows and the manifest in __post_init__
     lexical: LexicalIndex | None = None  # BM25 over title + abstract; None in versions built before it existed
     hybrid: HybridMatcher | None = None  # the fitted hybrid matcher recorded in the manifest, if any
+    # what the layers above build once per version and keep with it (the matcher's corpus: matcher.corpus_of)
+    views: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.rows:
@@ -129,11 +130,6 @@ class LoadedIndex:
                                  "citation_max": self.manifest["impact"].get("citation_max"),
                                  "papers": len(self.rows)})
         return self.table.impacts(window)
-
-    @cached_property
-    def corpus(self) -> IndexCorpus:
-        """The matcher's view of this version (dense, stored vectors, BM25 by position), built on first use."""
-        return IndexCorpus(self)
 
     def position_of(self, vector_id: int) -> int:
         return int(vector_id) if self._position is None else self._position[int(vector_id)]

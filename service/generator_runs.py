@@ -1,6 +1,6 @@
-"""Scoring a set of ideas as one stored run, the flow `hindsight score` and POST /v1/score share: declare the
-system's knowledge cutoff, plan the window, fix what the scores are made with, score, store the scores with each
-idea's origin and the generator's own ratings as judge scores."""
+"""Scoring a set of ideas as one stored run, the flow `hindsight score` and POST /v1/score share. It walks down the
+steps once each: plan the window (systems; a declared knowledge cutoff first), the corpus view (which rule decides,
+the window's BM25), decide (the matcher), shape (the answers and what they were made with), store."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -9,17 +9,20 @@ from sqlalchemy.orm import Session
 
 from indexing.db import session_scope, write_transaction
 from indexing.embedders import Embedder
+from indexing.matcher.corpus import CorpusView, view_of
+from indexing.matcher.decide import decide
+from indexing.matcher.facets import facets_of
+from indexing.matcher.verifier.step import VerifierStep
 from indexing.settings import Settings
 from indexing.versions import LoadedIndex
-from indexing.matcher.verifier.step import VerifierStep
-from service.ideas import ReadResult, attach_origins
+from service.ideas import ReadResult
 from service.judges import store_ratings
-from service.matching import score_ideas
+from service.matching import answer_context, shape
 from service.schemas import IdeaScoreOut, ScoringContext
-from service.scoring import context_of, store_scores
+from service.scoring import store_scores
 from service.systems import WindowPlan, plan_window, set_system
 
-BATCH = 32  # ideas per score_ideas call: one progress step
+BATCH = 32  # ideas per decide call: one progress step
 
 
 @dataclass(frozen=True)
@@ -40,25 +43,30 @@ def score_run(settings: Settings, *, loaded: LoadedIndex, embedder: Embedder, re
     transaction retried while SQLite is locked; progress(done, total) per batch. SystemInputError, WindowError and
     a MatcherUnavailable of the version itself are raised before anything is written (a declared knowledge cutoff
     included); a MatcherUnavailable met while scoring, before the scores are stored."""
-    def planned(session: Session) -> tuple[WindowPlan, ScoringContext]:
+    def planned(session: Session) -> tuple[WindowPlan, CorpusView]:
         if knowledge_cutoff:  # declared first, so the run's default cutoff is the declared one
             set_system(session, name=system, knowledge_cutoff=knowledge_cutoff)
         plan = plan_window(session, loaded, system=system, cutoff=cutoff, until=until)
-        return plan, context_of(loaded, top_k or settings.top_k, plan, matcher, verifier)
+        return plan, view_of(loaded, plan.window.range, matcher)  # inside: MatcherUnavailable writes nothing
 
     if knowledge_cutoff:
-        plan, context = write_transaction(settings.db_path, planned, budget=settings.write_retry_seconds)
+        plan, view = write_transaction(settings.db_path, planned, budget=settings.write_retry_seconds)
     else:
         with session_scope(settings.db_path) as session:  # a read: the system's declared knowledge cutoff
-            plan, context = planned(session)
+            plan, view = planned(session)
+    assert plan.impacts is not None  # plan_window's plans carry them
+    k = top_k or settings.top_k
     ideas = [r.idea for r in read.ideas]
     results: list[IdeaScoreOut] = []
     for start in range(0, len(ideas), BATCH):
-        results += score_ideas(ideas[start:start + BATCH], loaded=loaded, embedder=embedder, top_k=context.top_k,
-                               window=plan.window, matcher=context.matcher, verifier=verifier)
+        batch = ideas[start:start + BATCH]
+        facets = [facets_of(embedder, problem=i.problem, method=i.method, text=i.text) for i in batch]
+        decisions = decide(facets, view=view, embedder=embedder, top_k=k, with_evidence=True,
+                           verifier=verifier)
+        results += shape(batch, decisions, view=view, impacts=plan.impacts)
         if progress:
-            progress(min(BATCH, len(ideas) - start), len(ideas))
-    attach_origins(results, ideas)
+            progress(len(batch), len(ideas))
+    context = answer_context(view, window=plan.window, impacts=plan.impacts, top_k=k, plan=plan, verifier=verifier)
     run_id, ratings = write_transaction(settings.db_path, lambda session: store_run(
         session, system=system, label=run, read=read, results=results, context=context),
         budget=settings.write_retry_seconds)

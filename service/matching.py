@@ -7,12 +7,14 @@ The decision itself (both rules) is `indexing.matcher.decide`. The idea score is
 import numpy as np
 
 from indexing.embedders import Embedder
-from indexing.matcher.decide import Decision, FacetVectors, decide, embed, matcher_of
+from indexing.matcher.corpus import CorpusView, view_of
+from indexing.matcher.decide import Decision, FacetVectors, decide, embed
 from indexing.matcher.facets import IdeaFacets, facets_of
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.versions import LoadedIndex
 from indexing.windows import Window, WindowImpact
-from service.schemas import EvidenceOut, IdeaIn, IdeaScoreOut, MatchOut, VerdictOut
+from service.schemas import EvidenceOut, IdeaIn, IdeaScoreOut, MatchOut, Origin, ScoringContext, VerdictOut
+from service.systems import WindowPlan
 
 
 def idea_facets(embedder: Embedder, ideas: list[IdeaIn]) -> list[IdeaFacets]:
@@ -29,25 +31,49 @@ def score_ideas(ideas: list[IdeaIn], *, loaded: LoadedIndex, embedder: Embedder,
                 vectors: list[FacetVectors] | None = None, with_evidence: bool = True,
                 verifier: VerifierStep | None = None) -> list[IdeaScoreOut]:
     """Score ideas among the papers of the window (default: the built one), with that window's impacts, by the asked
-    matcher (default: the version's); MatcherUnavailable when hybrid cannot run here."""
+    matcher (default: the version's); MatcherUnavailable when hybrid cannot run here. The steps a stored run walks
+    (generator_runs.score_run), for callers that store nothing."""
     window = window or loaded.resolve_window()
-    name = matcher_of(loaded, matcher)
-    decisions = decide(idea_facets(embedder, ideas), loaded=loaded, embedder=embedder, matcher=name, top_k=top_k,
-                       allowed=window.range, vectors=vectors, with_evidence=with_evidence, verifier=verifier)
-    impacts = loaded.window_impacts(window)
-    return [idea_score(idea.id, d, rows=loaded.rows, impacts=impacts) for idea, d in zip(ideas, decisions)]
+    view = view_of(loaded, window.range, matcher)
+    decisions = decide(idea_facets(embedder, ideas), view=view, embedder=embedder, top_k=top_k, vectors=vectors,
+                       with_evidence=with_evidence, verifier=verifier)
+    return shape(ideas, decisions, view=view, impacts=loaded.window_impacts(window))
 
 
-def idea_score(idea_id: str, d: Decision, *, rows: list[dict], impacts: WindowImpact) -> IdeaScoreOut:
+def shape(ideas: list[IdeaIn], decisions: list[Decision], *, view: CorpusView,
+          impacts: WindowImpact) -> list[IdeaScoreOut]:
+    """Each idea's answer from its decision, with the window's impacts and the origin it was read with."""
+    return [idea_score(idea.id, d, rows=view.rows, impacts=impacts, origin=idea.origin)
+            for idea, d in zip(ideas, decisions)]
+
+
+def answer_context(view: CorpusView, *, window: Window, impacts: WindowImpact, top_k: int,
+                   plan: WindowPlan | None = None, verifier: VerifierStep | None = None) -> ScoringContext:
+    """What a score was made with: the matcher and its thresholds, and the effective window (cutoff, window and the
+    impact's citation min/max are the window's)."""
+    m = view.corpus.loaded.manifest
+    extra = {} if plan is None else {
+        "cutoff_source": plan.cutoff_source, "leak_risk": plan.leak_risk, "warnings": plan.warnings,
+        "knowledge_cutoff": plan.knowledge_cutoff.isoformat() if plan.knowledge_cutoff else None}
+    return ScoringContext(model=m["model"], model_id=m["model_id"], revision=m["revision"], theta=m["theta"],
+                          index_version=view.corpus.version, cutoff=window.start.isoformat(),
+                          window=window.as_dict(), top_k=top_k, impact={**m["impact"], **impacts.stats},
+                          built_window=m["window"], matcher=view.matcher, matcher_version=view.matcher_version,
+                          thresholds=view.thresholds(), **(verifier.context() if verifier else {}), **extra)
+
+
+def idea_score(idea_id: str, d: Decision, *, rows: list[dict], impacts: WindowImpact,
+               origin: Origin | None = None) -> IdeaScoreOut:
     """One idea's answer: its matches (papers, impacts, the decision's numbers) and its scores."""
     hybrid = d.p_realised is not None or d.verdicts is not None  # two decisions: the hybrid matcher's or verified
+    impact, lo = impacts.impact, impacts.window.lo  # read here, not through impacts.of: shape reads no version
     matches = []
     for j, pos in enumerate(d.positions):
         paper = rows[pos]
         realised = bool(d.realised[j])
         matches.append(MatchOut(
             paper_id=paper["paper_id"], title=paper["title"], venue=paper["venue"], year=paper["year"],
-            citations=paper["citations"], similarity=_r(d.similarity[j]), impact=impacts.of(pos)[1],
+            citations=paper["citations"], similarity=_r(d.similarity[j]), impact=float(impact[pos - lo]),
             above_threshold=realised, realised=realised if hybrid else None,
             p_realised=_r(d.p_realised[j]) if d.p_realised is not None else None,
             p_direction=_r(d.p_direction[j]) if d.p_direction is not None else None,
@@ -61,6 +87,7 @@ def idea_score(idea_id: str, d: Decision, *, rows: list[dict], impacts: WindowIm
     embedded = [m for m in matches if m.embedding_realised] if verified else []
     return IdeaScoreOut(
         id=idea_id, score=score, matched=n > 0, n_matches=n, matches=matches, shape=d.shape, warnings=d.warnings,
+        origin=origin,
         n_direction_matches=sum(bool(m.direction) for m in matches) if hybrid else None,
         direction_score=max((m.impact for m in matches if m.direction), default=0.0) if hybrid else None,
         embedding_score=max((m.impact for m in embedded), default=0.0) if verified else None,

@@ -6,34 +6,23 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
-from indexing.matcher.decide import hybrid_of, matcher_of
+from indexing.matcher.corpus import view_of
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.models import Idea, Match, Run, Score, utcnow
 from indexing.versions import LoadedIndex
+from service.matching import answer_context
 from service.schemas import IdeaIn, IdeaScoreOut, ScoringContext
 from service.systems import WindowPlan
 
 
 def context_of(loaded: LoadedIndex, top_k: int, plan: WindowPlan | None = None,
                matcher: str | None = None, verifier: VerifierStep | None = None) -> ScoringContext:
-    """What a score was made with: the matcher and its thresholds, and the effective window (cutoff, window and the
-    impact's citation min/max are the window's)."""
-    m = loaded.manifest
-    name = matcher_of(loaded, matcher)
-    if name == "hybrid":
-        hybrid = hybrid_of(loaded)
-        version, thresholds = hybrid.version, hybrid.thresholds()
-    else:
-        version, thresholds = f"theta-{m['theta']}", {"theta": m["theta"]}
+    """What a score in the plan's window (default: the built one) under the asked matcher is made with (see
+    matching.answer_context), for callers that have no view yet."""
     window = plan.window if plan else loaded.resolve_window()
-    extra = {} if plan is None else {
-        "cutoff_source": plan.cutoff_source, "leak_risk": plan.leak_risk, "warnings": plan.warnings,
-        "knowledge_cutoff": plan.knowledge_cutoff.isoformat() if plan.knowledge_cutoff else None}
-    return ScoringContext(model=m["model"], model_id=m["model_id"], revision=m["revision"], theta=m["theta"],
-                          index_version=loaded.version, cutoff=window.start.isoformat(), window=window.as_dict(),
-                          top_k=top_k, impact={**m["impact"], **loaded.window_impacts(window).stats},
-                          built_window=m["window"], matcher=name, matcher_version=version, thresholds=thresholds,
-                          **(verifier.context() if verifier else {}), **extra)
+    impacts = plan.impacts if plan and plan.impacts is not None else loaded.window_impacts(window)
+    return answer_context(view_of(loaded, window.range, matcher), window=window, impacts=impacts, top_k=top_k,
+                          plan=plan, verifier=verifier)
 
 
 ORIGIN_COLUMNS = ("origin_file", "generator", "topic", "title")
@@ -58,6 +47,8 @@ def store_scores(session: Session, *, system: str, label: str, ideas: list[IdeaI
     Call it in one transaction per request (see write_transaction): a repeated idea id keeps the score of the
     request that commits last, and each idea has exactly one score whatever the interleaving."""
     run = get_or_create_run(session, system=system, label=label)
+    cutoff, window_end = date.fromisoformat(context.cutoff), date.fromisoformat(context.window["end"])
+    normalisation, now = context.impact.get("citation_normalisation", "global"), utcnow()
     # upsert the ideas: the first write takes SQLite's write lock, so no other request interleaves from here on
     upsert = insert(Idea).values([{"run_id": run.id, "idea_id": i.id, "problem": i.problem, "method": i.method,
                                    "text": i.text, **origin_columns(i)} for i in ideas])
@@ -66,31 +57,30 @@ def store_scores(session: Session, *, system: str, label: str, ideas: list[IdeaI
     pks = dict(session.execute(select(Idea.idea_id, Idea.pk).where(
         Idea.run_id == run.id, Idea.idea_id.in_([i.id for i in ideas]))).all())
     session.execute(delete(Score).where(Score.idea_pk.in_(pks.values())))  # their matches go by ON DELETE CASCADE
-    for idea, result in zip(ideas, results):
-        session.add(Score(
-            idea_pk=pks[idea.id],
-            score=result.score, matched=result.matched, model=context.model, theta=context.theta,
-            index_version=context.index_version, cutoff=date.fromisoformat(context.cutoff),
-            window_end=date.fromisoformat(context.window["end"]),
-            top_k=context.top_k, leak_risk=context.leak_risk,
-            citation_normalisation=context.impact.get("citation_normalisation", "global"),
-            matcher=context.matcher, matcher_version=context.matcher_version,
-            thresholds=context.thresholds, n_matches=result.n_matches, direction_score=result.direction_score,
-            n_direction_matches=result.n_direction_matches, warnings=result.warnings, shape=result.shape,
-            verifier=context.verifier, verifier_top_k=context.verifier_top_k, embedding_score=result.embedding_score,
-            embedding_n_matches=result.embedding_n_matches,
-            matches=[Match(rank=r, paper_id=m.paper_id, title=m.title, venue=m.venue, year=m.year,
-                           citations=m.citations, similarity=m.similarity, impact=m.impact,
-                           above_threshold=m.above_threshold, p_realised=m.p_realised, p_direction=m.p_direction,
-                           p_method=m.p_method, realised=m.realised, direction=m.direction,
-                           evidence_sentence=m.evidence.sentence if m.evidence else None,
-                           problem_sentence=m.evidence.problem_sentence if m.evidence else None,
-                           shared_terms=m.evidence.shared_terms if m.evidence else None,
-                           verifier_p_direction=m.verifier.p_direction if m.verifier else None,
-                           verifier_p_realised=m.verifier.p_realised if m.verifier else None,
-                           verifier_source=m.verifier.source if m.verifier else None,
-                           embedding_realised=m.embedding_realised, embedding_direction=m.embedding_direction)
-                     for r, m in enumerate(result.matches, start=1)],
-        ))
+    # two bulk inserts (Core executemany), not an ORM object per score and per match
+    scored = session.execute(insert(Score).returning(Score.id, sort_by_parameter_order=True), [dict(
+        idea_pk=pks[idea.id], score=result.score, matched=result.matched, model=context.model, theta=context.theta,
+        index_version=context.index_version, cutoff=cutoff, window_end=window_end, top_k=context.top_k,
+        leak_risk=context.leak_risk, citation_normalisation=normalisation, matcher=context.matcher,
+        matcher_version=context.matcher_version, thresholds=context.thresholds, n_matches=result.n_matches,
+        direction_score=result.direction_score, n_direction_matches=result.n_direction_matches,
+        warnings=result.warnings, shape=result.shape, verifier=context.verifier,
+        verifier_top_k=context.verifier_top_k, embedding_score=result.embedding_score,
+        embedding_n_matches=result.embedding_n_matches, scored_at=now)
+        for idea, result in zip(ideas, results)]).scalars().all()
+    matches = [dict(score_id=score_id, rank=r, paper_id=m.paper_id, title=m.title, venue=m.venue, year=m.year,
+                    citations=m.citations, similarity=m.similarity, impact=m.impact,
+                    above_threshold=m.above_threshold, p_realised=m.p_realised, p_direction=m.p_direction,
+                    p_method=m.p_method, realised=m.realised, direction=m.direction,
+                    evidence_sentence=m.evidence.sentence if m.evidence else None,
+                    problem_sentence=m.evidence.problem_sentence if m.evidence else None,
+                    shared_terms=m.evidence.shared_terms if m.evidence else None,
+                    verifier_p_direction=m.verifier.p_direction if m.verifier else None,
+                    verifier_p_realised=m.verifier.p_realised if m.verifier else None,
+                    verifier_source=m.verifier.source if m.verifier else None,
+                    embedding_realised=m.embedding_realised, embedding_direction=m.embedding_direction)
+               for score_id, result in zip(scored, results) for r, m in enumerate(result.matches, start=1)]
+    if matches:
+        session.execute(insert(Match), matches)
     session.flush()
     return run.id

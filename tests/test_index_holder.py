@@ -6,6 +6,7 @@ import weakref
 
 from indexing.build import build_index
 from indexing.ingest import ingest_bytes
+from indexing.matcher.corpus import corpus_of
 from indexing.versions import PAPERS, set_current
 from service.state import IndexHolder
 from tests.helpers import ROOT
@@ -42,7 +43,7 @@ def test_a_loaded_version_leaves_the_collectors_walks_and_a_replaced_one_is_free
     build_index(settings, embedder=minilm)
     holder = IndexHolder(settings)
     loaded = holder.current()
-    in_a_cycle = loaded.corpus.loaded is loaded  # only the cycle collector can free it
+    in_a_cycle = corpus_of(loaded).loaded is loaded  # only the cycle collector can free it
     first = weakref.ref(loaded)
     del loaded
     assert in_a_cycle

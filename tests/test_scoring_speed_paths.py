@@ -1,7 +1,8 @@
 """The per-request speed-ups change no answer: the same ideas scored through the fast paths (a private Rust
-tokenizer for token counts, cached paper stems for evidence, one-thread FAISS searches and one-thread torch/BLAS)
+tokenizer for token counts, cached paper stems for evidence, one-thread FAISS searches and one-thread BLAS)
 and through the plain computations they replace give identical matches, probabilities, warnings and evidence."""
 
+import contextlib
 import copy
 import json
 import threading
@@ -58,6 +59,16 @@ def answers(loaded, embedder, window=None) -> list[dict]:
     return [a.model_dump() for a in out]
 
 
+@contextlib.contextmanager
+def torch_threads(n: int):
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def plain_counter(tokenizer):
     """The computation the Rust copy replaces: the tokenizer's own call without truncation, on a deep copy."""
     private, lock = copy.deepcopy(tokenizer), threading.Lock()
@@ -81,7 +92,9 @@ def test_fast_paths_answer_as_the_plain_computations(loaded, minilm, monkeypatch
         fast_window = answers(loaded, minilm, narrow)
     finally:
         torch.set_num_threads(threads)
-    with monkeypatch.context() as m:  # every fast path swapped for the plain computation
+    # every fast path swapped for the plain computation; torch stays on one thread: an fp32 text encoded at its own
+    # length (encode_facets) differs in the 7th decimal between one and two threads (bf16 and batches: bit for bit)
+    with monkeypatch.context() as m, torch_threads(1):
         m.setattr(ranges, "_counter", plain_counter)
         m.setattr(evidence_module, "paper_stems", evidence_module.paper_stems.__wrapped__)
         m.setattr(evidence_module, "idea_stems", evidence_module.idea_stems.__wrapped__)
@@ -121,3 +134,20 @@ def test_one_thread_search_is_the_calling_threads_alone():
         worker.join()
     assert seen == {"inside": 1, "after": 2}
     assert faiss.omp_get_max_threads() == 2  # other threads (a build beside the request) keep theirs
+
+
+def test_an_ideas_vectors_are_its_texts_alone(minilm):
+    """Each facet is encoded at its own length: an idea's vectors do not depend on the ideas scored beside it (a
+    batch padded to its longest text moved them), and encoding it alone equals encoding each text on its own."""
+    from indexing.matcher.decide import embed
+    from service.matching import idea_facets
+
+    batch = idea_facets(minilm, ideas())
+    alone = [embed(minilm, [f], "hybrid")[0] for f in batch[:8]]
+    together = embed(minilm, batch, "hybrid")
+    for a, t in zip(alone, together):
+        assert a.keys() == t.keys() and all((a[k] == t[k]).all() for k in a)
+    single = batch[0]
+    one_by_one = {f: minilm.encode([text])[0] for f, text in single.texts().items()}
+    assert all((alone[0][f] == one_by_one[f]).all() for f in one_by_one)
+    assert embed(minilm, batch[:3], "dense")[1]["whole"].tolist() == minilm.encode([batch[1].whole])[0].tolist()

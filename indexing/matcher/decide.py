@@ -12,16 +12,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from indexing.embedders import Embedder
-from indexing.matcher.corpus import Allowed, IndexCorpus, MatcherUnavailable
+from indexing.lexical import LexicalIndex, WindowLexical
+from indexing.matcher.corpus import Allowed, CorpusView, IndexCorpus, Version, hybrid_of, matcher_of, view_of
 from indexing.matcher.evidence import evidence
 from indexing.matcher.facets import IdeaFacets, encode_facets
 from indexing.matcher.features import candidates, queries_of
 from indexing.matcher.model import HybridMatcher
-from indexing.matcher.ranges import Range, check_all
+from indexing.matcher.ranges import Range, check_all, token_counts
 from indexing.matcher.verifier.base import Paper, Verdict
 from indexing.matcher.verifier.prompts import idea_text
 from indexing.matcher.verifier.step import IdeaCandidates, VerifierStep, verify_idea
-from indexing.versions import LoadedIndex
+
+__all__ = ["Decision", "decide", "embed", "hybrid_of", "matcher_of", "rank"]  # the rule's choice lives in corpus
 
 FacetVectors = dict[str, np.ndarray]
 
@@ -46,24 +48,6 @@ class Decision:
     embedding_direction: np.ndarray | None = None
 
 
-def matcher_of(loaded: LoadedIndex, asked: str | None = None) -> str:
-    """The matcher a request uses: the one asked for, else the version's default (dense for older versions)."""
-    block = loaded.manifest.get("matcher")
-    return asked or (block.get("default") if isinstance(block, dict) else None) or "dense"
-
-
-def hybrid_of(loaded: LoadedIndex) -> HybridMatcher:
-    """The version's fitted hybrid matcher; MatcherUnavailable says why it cannot run here."""
-    if loaded.lexical is None:
-        raise MatcherUnavailable(f"index {loaded.version} has no lexical index (built before the hybrid matcher); "
-                                 "use matcher=dense or rebuild with `hindsight index build`")
-    if loaded.hybrid is None:
-        raise MatcherUnavailable(f"index {loaded.version} records no fitted hybrid matcher for "
-                                 f"{loaded.manifest['model']}; use matcher=dense, or fit one with `hindsight "
-                                 "calibrate --matcher hybrid` and rebuild")
-    return loaded.hybrid
-
-
 def rank(p_realised: np.ndarray, p_direction: np.ndarray | None, realised: np.ndarray,
          direction: np.ndarray | None, top_k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(order, realised, direction) of the top_k candidates: by p_realised, then p_direction; realised implies
@@ -75,31 +59,46 @@ def rank(p_realised: np.ndarray, p_direction: np.ndarray | None, realised: np.nd
     return order, realised[order], (realised | direction)[order]
 
 
-def embed(embedder: Embedder, ideas: Sequence[IdeaFacets], matcher: str) -> list[FacetVectors]:
-    """The vectors `decide` needs (dense: the whole idea; hybrid: every facet), for callers that decide the same
+def embed(embedder: Embedder, ideas: Sequence[IdeaFacets], matcher: str,
+          counts: Sequence[dict[str, int]] | None = None) -> list[FacetVectors]:
+    """The vectors `decide` needs (dense: the whole idea; hybrid: every facet), each text at its own length
+    (encode_facets; counts: ranges.token_counts', counted here when not given), for callers that decide the same
     ideas more than once (e.g. at several cutoffs)."""
+    if not ideas:
+        return []
+    counts = counts if counts is not None else token_counts(embedder, ideas)
+    max_tokens = getattr(embedder, "max_tokens", None)
     if matcher == "dense":
-        return [{"whole": v} for v in embedder.encode([f.whole for f in ideas])] if ideas else []
-    return encode_facets(embedder.encode, ideas)
+        whole = [IdeaFacets(f.whole) for f in ideas]  # the whole text alone
+        return encode_facets(embedder.encode, whole, max_tokens=max_tokens,
+                             counts=[{"whole": c["whole"]} for c in counts] if counts is not None else None)
+    return encode_facets(embedder.encode, ideas, counts=counts, max_tokens=max_tokens)
 
 
-def decide(ideas: Sequence[IdeaFacets], *, loaded: LoadedIndex, embedder: Embedder, matcher: str, top_k: int,
-           allowed: Allowed = None, vectors: list[FacetVectors] | None = None,
-           with_evidence: bool = False, verifier: VerifierStep | None = None) -> list[Decision]:
-    """Each idea's top-k matches under the matcher, among the papers in the allowed position range; with a
+def decide(ideas: Sequence[IdeaFacets], *, loaded: Version | None = None, view: CorpusView | None = None,
+           embedder: Embedder, matcher: str | None = None, top_k: int, allowed: Allowed = None,
+           vectors: list[FacetVectors] | None = None, with_evidence: bool = False,
+           verifier: VerifierStep | None = None) -> list[Decision]:
+    """Each idea's top-k matches under the matcher, among the papers of the view (a request's, made by view_of),
+    or of the loaded version's allowed position range under the asked matcher (default: the version's); with a
     verifier, its top candidates are then read and decided by it (verify_decisions)."""
-    vectors = vectors if vectors is not None else embed(embedder, ideas, matcher)
-    allowed = None if allowed is None or tuple(allowed) == (0, len(loaded.rows)) else allowed
-    ranges = check_all(embedder, ideas)
-    if matcher == "dense":  # the paper's rule decides as it always did; the warnings still say what is off
-        out = decide_dense(loaded, vectors, top_k=top_k, allowed=allowed)
+    if view is None:
+        if loaded is None:
+            raise TypeError("decide needs a view or a loaded version")
+        view = view_of(loaded, allowed, matcher)
+    counts = token_counts(embedder, ideas)  # once: the range checks and the unpadded encodes
+    vectors = vectors if vectors is not None else embed(embedder, ideas, view.matcher, counts)
+    ranges = check_all(embedder, ideas, counts)
+    if view.matcher == "dense":  # the paper's rule decides as it always did; the warnings still say what is off
+        out = decide_dense(view.corpus, vectors, theta=view.theta, top_k=top_k, allowed=view.allowed)
         for d, r in zip(out, ranges):
             d.warnings = list(r.warnings)
     else:
-        out = decide_hybrid(ideas, corpus=loaded.corpus, matcher=hybrid_of(loaded), vectors=vectors, top_k=top_k,
-                            allowed=allowed, with_evidence=with_evidence, ranges=ranges)
+        assert view.hybrid is not None and view.lexical is not None  # view_of checked the version holds both
+        out = decide_hybrid(ideas, corpus=view.corpus, matcher=view.hybrid, vectors=vectors, top_k=top_k,
+                            allowed=view.allowed, with_evidence=with_evidence, ranges=ranges, lexical=view.lexical)
     if verifier is not None:
-        verify_decisions(ideas, out, corpus=loaded.corpus, step=verifier, ranges=ranges)
+        verify_decisions(ideas, out, view=view, step=verifier, ranges=ranges)
     return out
 
 
@@ -112,14 +111,13 @@ def verifier_text(f: IdeaFacets) -> str:
     return idea_text(f.plain if f.given == "problem" else None, f.plain if f.given == "method" else None, f.plain)
 
 
-def verify_decisions(ideas: Sequence[IdeaFacets], decisions: list[Decision], *, corpus: IndexCorpus,
+def verify_decisions(ideas: Sequence[IdeaFacets], decisions: list[Decision], *, view: CorpusView,
                      step: VerifierStep, ranges: Sequence[Range]) -> None:
     """The verifier step, in place: each idea's first step.top_k candidates are read and decided by the verifier,
     the rest are not matches; the embedding decisions are kept beside."""
-    lexical = corpus.loaded.lexical  # versions built before the hybrid matcher have none: titles only
-    abstracts = lexical.abstracts if lexical is not None else None
+    rows, abstracts = view.rows, view.abstracts  # versions built before the hybrid matcher have none: titles only
     for f, d, r in zip(ideas, decisions, ranges):
-        papers = [Paper(corpus.rows[p]["paper_id"], corpus.rows[p]["title"], abstracts[p] if abstracts else "")
+        papers = [Paper(rows[p]["paper_id"], rows[p]["title"], abstracts[p] if abstracts else "")
                   for p in d.positions]
         result = verify_idea(IdeaCandidates(verifier_text(f), papers, can_realise=r.can_realise),
                              verifier=step.verifier, cache=step.cache, top_k=step.top_k, rule=step.rule)
@@ -130,12 +128,11 @@ def verify_decisions(ideas: Sequence[IdeaFacets], decisions: list[Decision], *, 
         d.verdicts = result.verdicts
 
 
-def decide_dense(loaded: LoadedIndex, vectors: list[FacetVectors], *, top_k: int,
+def decide_dense(corpus: IndexCorpus, vectors: list[FacetVectors], *, theta: float, top_k: int,
                  allowed: Allowed = None) -> list[Decision]:
     if not vectors:
         return []
-    theta = loaded.manifest["theta"]
-    found = loaded.search_positions(np.stack([v["whole"] for v in vectors]), top_k, allowed=allowed)
+    found = corpus.dense(np.stack([v["whole"] for v in vectors]), top_k, allowed)
     out = []
     for hits in found:
         sims = np.array([s for _, s in hits], dtype=np.float64)
@@ -145,10 +142,11 @@ def decide_dense(loaded: LoadedIndex, vectors: list[FacetVectors], *, top_k: int
 
 def decide_hybrid(ideas: Sequence[IdeaFacets], *, corpus: IndexCorpus, matcher: HybridMatcher,
                   vectors: list[FacetVectors], top_k: int, allowed: Allowed = None, with_evidence: bool = False,
-                  ranges: Sequence[Range] | None = None) -> list[Decision]:
-    """ranges: per idea, its warnings and whether it can be realised (ranges.check); BM25 statistics are the
-    window's own (IndexCorpus.lexical_for)."""
-    lexical = corpus.lexical_for(allowed)
+                  ranges: Sequence[Range] | None = None,
+                  lexical: "LexicalIndex | WindowLexical | None" = None) -> list[Decision]:
+    """ranges: per idea, its warnings and whether it can be realised (ranges.check); lexical: the window's own BM25
+    (the view's; default IndexCorpus.lexical_for)."""
+    lexical = lexical if lexical is not None else corpus.lexical_for(allowed)
     out = []
     for i, (f, vecs) in enumerate(zip(ideas, vectors)):
         shape = "facets" if f.faceted else "text"
@@ -164,7 +162,7 @@ def decide_hybrid(ideas: Sequence[IdeaFacets], *, corpus: IndexCorpus, matcher: 
         if with_evidence:
             texts = f.lexical_texts()
             ev = [evidence(lexical, texts.get("method", texts["whole"]), corpus.rows[pos]["title"],
-                           corpus.lexical.abstracts[pos], problem_text=texts.get("problem")) for pos in positions]
+                           lexical.abstracts[pos], problem_text=texts.get("problem")) for pos in positions]
         out.append(Decision(positions=positions, similarity=cands.features["cos_whole"][order], realised=realised,
                             shape=shape, direction=direction, p_realised=p["realised"][order],
                             p_direction=p["direction"][order],

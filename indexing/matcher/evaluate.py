@@ -13,7 +13,8 @@ from scipy import stats
 
 from indexing.calibration import evaluate_retrieval
 from indexing.embedders import Embedder
-from indexing.matcher.decide import Decision, decide, embed, hybrid_of
+from indexing.matcher.corpus import corpus_of, hybrid_of
+from indexing.matcher.decide import Decision, decide, embed
 from indexing.matcher.labelled import LabelledIdea
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.versions import LoadedIndex
@@ -129,7 +130,7 @@ def evaluate_kinds(ideas: Sequence[LabelledIdea], *, loaded: LoadedIndex, embedd
     matcher's fitted BM25 threshold), and with a verifier the hybrid matcher verified (`verified`, also per field
     and per style); LookupError when no idea's source is in the version."""
     matcher = hybrid_of(loaded)
-    corpus = loaded.corpus
+    corpus = corpus_of(loaded)
     position = {r["paper_id"]: i for i, r in enumerate(corpus.rows)}
     kept = [i for i in ideas if not i.source or i.source in position]
     not_indexed = [{"line": i.line, "id": i.id, "source": i.source} for i in ideas if i not in kept]

@@ -137,8 +137,8 @@ def fit_hybrid(*, pairs: Sequence[Path], settings: Settings, embedder: Embedder,
     def encode(texts: list[str]) -> np.ndarray:
         return embedder.encode(texts, batch_size=settings.batch_size)
 
-    stacks = {shape: cal.Stacked.of(ideas, cal.build_candidates(ideas, corpus.corpus, encode, n=candidates,
-                                                                text_only=shape == "text")) for shape in SHAPES}
+    stacks = {shape: cal.Stacked.of(ideas, cal.build_candidates(
+        ideas, corpus.corpus, encode, n=candidates, text_only=shape == "text", embedder=embedder)) for shape in SHAPES}
     decisions: dict = {m: {} for m in RULES[RULE]}
     oof: dict = {}
     for shape in SHAPES:

@@ -72,8 +72,10 @@ def check(idea: IdeaFacets, *, token_counts: dict[str, int] | None = None, max_t
     return out
 
 
-def check_all(embedder, ideas: Sequence[IdeaFacets]) -> list[Range]:
-    counts = token_counts(embedder, ideas)
+def check_all(embedder, ideas: Sequence[IdeaFacets],
+              counts: Sequence[dict[str, int]] | None = None) -> list[Range]:
+    """Each idea's range check; counts: token_counts' (counted here when not given)."""
+    counts = counts if counts is not None else token_counts(embedder, ideas)
     max_tokens = getattr(embedder, "max_tokens", None)
     return [check(idea, token_counts=counts[i] if counts else None, max_tokens=max_tokens)
             for i, idea in enumerate(ideas)]

@@ -5,7 +5,7 @@ from pathlib import PurePosixPath
 
 from pydantic import ValidationError
 
-from service.schemas import IdeaIn, IdeaScoreOut, Origin
+from service.schemas import IdeaIn, Origin
 
 
 @dataclass(frozen=True)
@@ -116,10 +116,3 @@ class ReadResult:
             return
         self._seen[idea_id] = where(file.name, record)
         self.ideas.append(ReadIdea(idea, ratings or {}, judge if ratings else None))
-
-
-def attach_origins(results: list[IdeaScoreOut], ideas: list[IdeaIn]) -> list[IdeaScoreOut]:
-    """Each answer names the origin its idea was read with."""
-    for result, idea in zip(results, ideas):
-        result.origin = idea.origin
-    return results

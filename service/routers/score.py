@@ -78,6 +78,12 @@ def check_limits(req: ScoreRequest, max_ideas: int, max_chars: int) -> None:
         seen.add(idea.id)
 
 
+def as_json(answer: ScoreResponse) -> Response:
+    """The answer as JSON, validated once (when it was made): a returned model would be validated again against
+    response_model (in a threadpool hop for a plain `def`) and dumped through FastAPI's encoder."""
+    return Response(answer.model_dump_json(), media_type="application/json")
+
+
 def _score(settings: Settings, holder: IndexHolder, *, read: ReadResult, system: str, run: str, cutoff: str | None,
            until: str | None, top_k: int | None, matcher: str | None, knowledge_cutoff: str | None = None,
            upload: bool = False) -> ScoreResponse:
@@ -112,7 +118,7 @@ async def score_upload(
         top_k: Annotated[int | None, Form(ge=1, le=200)] = None,
         matcher: Annotated[Literal["dense", "hybrid"] | None, Form()] = None,
         skip_invalid: Annotated[bool, Form()] = False,
-        authorization: Annotated[str | None, Security(ADMIN_TOKEN)] = None) -> ScoreResponse:
+        authorization: Annotated[str | None, Security(ADMIN_TOKEN)] = None) -> Response:
     """A generator's files read as one run (see POST /v1/score)."""
     if knowledge_cutoff is not None:
         require_admin(settings, authorization)
@@ -138,19 +144,19 @@ async def score_upload(
     if len(read.ideas) > settings.max_ideas_per_request:
         raise HTTPException(413, f"too many ideas: {len(read.ideas)} > {settings.max_ideas_per_request} per request "
                                  "(HINDSIGHT_MAX_IDEAS_PER_REQUEST)")
-    return await run_in_threadpool(
+    return as_json(await run_in_threadpool(
         _score, settings, holder, read=read, system=system, run=run, cutoff=cutoff, until=until, top_k=top_k,
-        matcher=matcher, knowledge_cutoff=knowledge_cutoff.isoformat() if knowledge_cutoff else None, upload=True)
+        matcher=matcher, knowledge_cutoff=knowledge_cutoff.isoformat() if knowledge_cutoff else None, upload=True))
 
 
 # A plain `def`: FastAPI runs it in a worker thread, so encoding never blocks the event loop.
 @router.post("/score", response_model=ScoreResponse, responses=errors(*ADMIN, *BODY, 409, 422, 503),
              openapi_extra=UPLOAD_BODY)
-def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep) -> ScoreResponse:
+def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep) -> Response:
     """Score ideas against the current index version and store them under (system, run). The same path takes a
     multipart upload of a generator's files (see the multipart body): the answer adds `read` (read = scored +
     refused, refusals by file, record and field) and `judge_scores` (AI-Scientist's own ratings, stored as judge
     `ai-scientist-self`)."""
     check_limits(req, settings.max_ideas_per_request, settings.max_text_chars)
-    return _score(settings, holder, read=ReadResult.of(req.ideas), system=req.system, run=req.run, cutoff=req.cutoff,
-                  until=req.until, top_k=req.top_k, matcher=req.matcher)
+    return as_json(_score(settings, holder, read=ReadResult.of(req.ideas), system=req.system, run=req.run,
+                          cutoff=req.cutoff, until=req.until, top_k=req.top_k, matcher=req.matcher))
