@@ -54,7 +54,8 @@ def _candidates(session: Session, idea: Idea) -> IdeaCandidates:
     return IdeaCandidates(
         text=idea_text(idea.problem, idea.method, idea.text),
         papers=[PaperText(m.paper_id, m.title, abstracts.get(m.paper_id) or "") for m in s.matches],
-        can_realise=DIRECTION_ONLY not in (s.warnings or []))
+        can_realise=DIRECTION_ONLY not in (s.warnings or []),
+        embedding=[{"p_direction": m.p_direction, "p_method": m.p_method} for m in s.matches])
 
 
 def apply_verified(score: Score, result: Verified, *, revision: str, top_k: int) -> None:
@@ -81,24 +82,26 @@ def apply_verified(score: Score, result: Verified, *, revision: str, top_k: int)
     score.verifier, score.verifier_top_k = revision, top_k
 
 
-def verify_run(db_path: Path, run_id: int, *, verifier: Verifier, top_k: int, rule: VerifierRule = DEFAULT_RULE,
+def verify_run(db_path: Path, run_id: int, *, verifier: Verifier, top_k: int,
+               rules: Callable[[str | None], VerifierRule] = lambda _: DEFAULT_RULE,
                progress: Callable[[int, int], None] | None = None) -> RunVerification:
-    """Verify every scored idea of the run; progress(done, total) after each idea. A verifier that stops (budget,
-    endpoint down) ends the run early with `stopped` set; what was verified stays verified."""
+    """Verify every scored idea of the run, each by the rule fitted for its score's matcher version
+    (rules(matcher_version)); progress(done, total) after each idea. A verifier that stops (budget, endpoint down)
+    ends the run early with `stopped` set; what was verified stays verified."""
     cache = VerdictCache(db_path)
     with session_scope(db_path) as session:
         run = session.get(Run, run_id)
         if run is None:
             raise LookupError(f"no run {run_id}")
         pks = list(session.scalars(select(Idea.pk).where(Idea.run_id == run_id).order_by(Idea.pk)))
-    report = RunVerification(run_id=run_id, verifier=verifier.revision, top_k=top_k, ideas=len(pks),
-                             thresholds=rule.thresholds())
+    report = RunVerification(run_id=run_id, verifier=verifier.revision, top_k=top_k, ideas=len(pks))
 
     for done, pk in enumerate(pks, start=1):
         with session_scope(db_path) as session:
             idea = session.scalars(select(Idea).where(Idea.pk == pk).options(
                 selectinload(Idea.score).selectinload(Score.matches))).one()
             cands = _candidates(session, idea) if idea.score is not None else None
+            rule = rules(idea.score.matcher_version if idea.score is not None else None)
         if cands is None:
             report.skipped += 1
             continue
@@ -116,6 +119,7 @@ def verify_run(db_path: Path, run_id: int, *, verifier: Verifier, top_k: int, ru
             return bool(before), score.matched, bool(score.n_direction_matches)
 
         before, after, direction = write_transaction(db_path, work)
+        report.thresholds = rule.thresholds()
         report.verified += 1
         report.new_calls += result.new_calls
         report.cached += min(top_k, len(cands.papers)) - result.new_calls

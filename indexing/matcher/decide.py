@@ -119,7 +119,10 @@ def verify_decisions(ideas: Sequence[IdeaFacets], decisions: list[Decision], *, 
     for f, d, r in zip(ideas, decisions, ranges):
         papers = [Paper(rows[p]["paper_id"], rows[p]["title"], abstracts[p] if abstracts else "")
                   for p in d.positions]
-        result = verify_idea(IdeaCandidates(verifier_text(f), papers, can_realise=r.can_realise),
+        embedding = None if d.p_direction is None else [
+            {"p_direction": float(d.p_direction[j]),
+             "p_method": float(d.p_method[j]) if d.p_method is not None else None} for j in range(len(papers))]
+        result = verify_idea(IdeaCandidates(verifier_text(f), papers, can_realise=r.can_realise, embedding=embedding),
                              verifier=step.verifier, cache=step.cache, top_k=step.top_k, rule=step.rule)
         d.embedding_realised = d.realised
         d.embedding_direction = d.direction if d.direction is not None else d.realised

@@ -119,8 +119,9 @@ def with_swaps(ideas: Sequence[LabelledIdea]) -> list[LabelledIdea]:
 
 
 def field_of(idea: LabelledIdea) -> str:
-    """The venue family (aistats2023 -> aistats): the unit of leave-one-field-out."""
-    return (idea.venue or "unknown").rstrip("0123456789") or "unknown"
+    """The idea's fold when it names one, else its venue family (aistats2023 -> aistats): the unit of
+    leave-one-field-out."""
+    return idea.fold or (idea.venue or "unknown").rstrip("0123456789") or "unknown"
 
 
 def evaluate_kinds(ideas: Sequence[LabelledIdea], *, loaded: LoadedIndex, embedder: Embedder, top_k: int,

@@ -14,9 +14,10 @@ from indexing.embedders.thetas import SHIPPED, user_registry, write_entry
 from indexing.matcher.corpus import MatcherUnavailable
 from indexing.matcher.evaluate import evaluate_kinds, evaluate_sources, with_swaps
 from indexing.matcher.labelled import pool_by_id, read_labelled
+from indexing.matcher.corpus import matcher_version_of
 from indexing.matcher.verifier import VerifierUnavailable, verifier_step
 from indexing.windows import iso_day
-from service.cli import calibrate_hybrid
+from service.cli import calibrate_hybrid, calibrate_verifier
 from service.cli.common import (
     JsonOpt,
     console,
@@ -69,12 +70,25 @@ def calibrate(pairs: list[Path] = typer.Option(..., "--pairs", exists=True, dir_
                                                        "each negative kind may reach (out-of-fold)."),
               report: Path = typer.Option(None, dir_okay=False, help="hybrid: write the calibration report here "
                                           "(markdown, with a PNG and JSON beside it)."),
+              verifier: str = typer.Option(None, help="local, openai or auto: fit how the verifier's answers combine "
+                                           "with the hybrid matcher's on labelled ideas (nested leave-one-field-"
+                                           "out), written to $HINDSIGHT_HOME/verifier-fits.json or --registry."),
+              verifier_top_k: int = typer.Option(None, "--verifier-top-k", min=1, max=50,
+                                                 help="--verifier: candidates per idea read (default 5)."),
+              swaps: bool = typer.Option(False, "--swaps", help="--verifier: add a method swap per realised idea."),
+              cached_only: bool = typer.Option(False, "--cached-only", help="--verifier: fit on the ideas whose "
+                                               "pairs are all in the verdict cache; read nothing new."),
               json_out: bool = JsonOpt) -> None:
     """Pick the match threshold for a model from positive (idea, paper) pairs, or fit the hybrid matcher."""
     settings = ready_settings()
     if matcher not in ("dense", "hybrid"):
         fail(f"--matcher must be dense or hybrid, not {matcher!r}")
     start, end = _day(cutoff, "--cutoff"), _day(until, "--until")
+    if verifier:
+        calibrate_verifier.run(pairs=pairs, settings=settings, verifier=verifier, top_k=verifier_top_k, swaps=swaps,
+                               cached_only=cached_only, target=target_false_match, registry=registry,
+                               json_out=json_out)
+        return
     try:
         if matcher == "hybrid":
             calibrate_hybrid.run(pairs=pairs, target=target_false_match, registry=registry, report=report,
@@ -165,7 +179,8 @@ def evaluate(ideas_file: Path = typer.Option(..., "--ideas", exists=True, dir_ok
         loaded, embedder = current_index(settings)
         k = top_k or settings.top_k
         if any(i.kind for i in ideas):
-            step = verifier_step(verifier, settings, verifier_top_k)
+            step = verifier_step(verifier, settings, verifier_top_k,
+                                 matcher_version=matcher_version_of(loaded, "hybrid"))
             with progress_bars(not json_out and step is not None) as bars:
                 report = evaluate_kinds(with_swaps(ideas) if swaps else ideas, loaded=loaded, embedder=embedder,
                                         top_k=k, resamples=resamples, verifier=step, progress=bars)

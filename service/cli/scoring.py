@@ -7,6 +7,7 @@ import typer
 from rich.table import Table
 
 from indexing.matcher.corpus import MatcherUnavailable
+from indexing.matcher.corpus import matcher_version_of
 from indexing.matcher.verifier import NAMES, VerifierUnavailable, verifier_step
 from indexing.windows import WindowError
 from service.cli.common import JsonOpt, console, current_index, fail, print_json, progress_bars, ready_settings
@@ -67,11 +68,12 @@ def score(ideas_path: Path = typer.Argument(..., exists=True, metavar="FILE|DIR"
     if verifier not in (None, *NAMES):
         fail(f"--verifier must be one of {', '.join(NAMES)}, not {verifier!r}")
     read = read_ideas(ideas_path, format, mapping, skip_invalid)
+    loaded, embedder = current_index(settings)
     try:
-        step = verifier_step(verifier or settings.verifier, settings, verifier_top_k)
+        step = verifier_step(verifier or settings.verifier, settings, verifier_top_k,
+                             matcher_version=matcher_version_of(loaded, matcher))
     except VerifierUnavailable as exc:
         fail(f"--verifier: {exc}")
-    loaded, embedder = current_index(settings)
     with progress_bars(not json_out) as bars:
         try:
             done = score_run(settings, loaded=loaded, embedder=embedder, read=read, system=system, run=run,

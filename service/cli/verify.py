@@ -2,7 +2,7 @@
 
 import typer
 
-from indexing.matcher.verifier import VerifierUnavailable, make_verifier
+from indexing.matcher.verifier import VerifierUnavailable, make_verifier, registries, rule_for
 from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings
 from service.runs import RunNotFound
 from service.verify import run_id_of, verify_run
@@ -30,6 +30,7 @@ def verify(run: str = typer.Option(..., "--run", help="Run id, or label (with --
              "HINDSIGHT_VERIFIER_URL and HINDSIGHT_VERIFIER_MODEL and pass --verifier openai")
     with progress_bars(not json_out) as bars:
         report = verify_run(settings.db_path, run_id, verifier=found, top_k=top_k,
+                            rules=lambda version: rule_for(found.revision, version, registries(settings)),
                             progress=(lambda done, total: bars("verify", 1, total)) if bars else None)
     out = report.as_dict()
     if json_out:

@@ -5,9 +5,11 @@ base.py (the protocol), prompts.py (versioned prompts), local.py (the packaged G
 matcher step). `make_verifier` picks a backend by name."""
 
 import importlib.util
+from pathlib import Path
 
 from indexing.matcher.verifier.base import Paper, Verdict, Verifier, VerifierUnavailable
 from indexing.matcher.verifier.cache import VerdictCache
+from indexing.matcher.verifier.rule import REGISTRY, rule_for
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.settings import Settings
 
@@ -46,13 +48,21 @@ def make_verifier(name: str, settings: Settings) -> Verifier | None:
     raise VerifierUnavailable(f"unknown verifier {name!r}; one of {', '.join(NAMES)}")
 
 
-def verifier_step(name: str, settings: Settings, top_k: int | None = None) -> VerifierStep | None:
-    """The matcher's verifier step for a command: the named backend with the home's verdict cache (None for none)."""
+def registries(settings: Settings) -> tuple[Path, ...]:
+    """Where verifier fits are looked up: the home's own (hindsight calibrate --verifier), then the shipped ones."""
+    return settings.home / "verifier-fits.json", REGISTRY
+
+
+def verifier_step(name: str, settings: Settings, top_k: int | None = None, *,
+                  matcher_version: str | None = None) -> VerifierStep | None:
+    """The matcher's verifier step for a command: the named backend with the home's verdict cache and the rule
+    fitted for it over this matcher's candidates (None for none)."""
     verifier = make_verifier(name, settings)
     if verifier is None:
         return None
-    return VerifierStep(verifier=verifier, cache=VerdictCache(settings.db_path), top_k=top_k or settings.verifier_top_k)
+    return VerifierStep(verifier=verifier, cache=VerdictCache(settings.db_path), top_k=top_k or settings.verifier_top_k,
+                        rule=rule_for(verifier.revision, matcher_version, registries(settings)))
 
 
-__all__ = ["NAMES", "Paper", "Verdict", "Verifier", "VerifierStep", "VerifierUnavailable", "make_verifier", "resolve",
-           "verifier_step"]
+__all__ = ["NAMES", "Paper", "Verdict", "Verifier", "VerifierStep", "VerifierUnavailable", "local_installed",
+           "make_verifier", "registries", "resolve", "rule_for", "verifier_step"]

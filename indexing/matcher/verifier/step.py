@@ -17,6 +17,8 @@ class IdeaCandidates:
     text: str  # prompts.idea_text of the idea
     papers: Sequence[Paper]
     can_realise: bool = True
+    # per paper, the embedding matcher's probabilities (hybrid: p_direction, p_method), which a fitted rule reads
+    embedding: Sequence[dict[str, float | None]] | None = None
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,9 @@ def verify_idea(idea: IdeaCandidates, *, verifier: Verifier, cache: VerdictCache
             cache.put(verifier.revision, idea.text, fresh)
         known.update(fresh)
     verdicts: list[Verdict | None] = [known[p.paper_id] for p in read]
-    decisions = [rule.decide(v, can_realise=idea.can_realise) for v in verdicts if v is not None]
+    emb = list(idea.embedding) if idea.embedding is not None else [None] * len(read)
+    decisions = [rule.decide(v, can_realise=idea.can_realise, embedding=e) for v, e in zip(verdicts, emb)
+                 if v is not None]
     unread = len(idea.papers) - len(read)
     return Verified(realised=[r for r, _ in decisions] + [False] * unread,
                     direction=[d for _, d in decisions] + [False] * unread,
