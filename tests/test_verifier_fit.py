@@ -66,7 +66,7 @@ def test_the_fitted_rule_round_trips_through_the_registry_and_realised_implies_d
     path = tmp_path / "verifier-fits.json"
     path.write_text(json.dumps({fit_key("local:abc:p1", "hybrid-1"): rule.as_dict()}))
     back = rule_for("local:abc:p1", "hybrid-1", (path,))
-    assert back == rule and back.calibrated
+    assert back.as_dict() == rule.as_dict() and back.calibrated
     assert rule_for("local:other:p1", "hybrid-1", (path,)) is DEFAULT_RULE
     strong = Verdict(0.8, 0.8, "logprobs")
     assert back.decide(strong, embedding={"p_direction": 0.6, "p_method": 0.5}) == (True, True)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from indexing.matcher.verifier.base import Paper, Verdict, Verifier, VerifierUnavailable
 from indexing.matcher.verifier.cache import VerdictCache
+from indexing.matcher.verifier.model_files import JOINED_SHA256
+from indexing.matcher.verifier.prompts import PROMPT_VERSION
 from indexing.matcher.verifier.rule import REGISTRY, rule_for
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.settings import Settings
@@ -57,11 +59,20 @@ def verifier_step(name: str, settings: Settings, top_k: int | None = None, *,
                   matcher_version: str | None = None) -> VerifierStep | None:
     """The matcher's verifier step for a command: the named backend with the home's verdict cache and the rule
     fitted for it over this matcher's candidates (None for none)."""
+    if name == "auto" and resolve(name, settings) == "local" and settings.verifier_model_path is None:
+        packaged = f"local:{JOINED_SHA256[:12]}:{PROMPT_VERSION}"  # known without loading 1.1 GB
+        if not rule_for(packaged, matcher_version, registries(settings)).calibrated:
+            return None
     verifier = make_verifier(name, settings)
     if verifier is None:
         return None
+    rule = rule_for(verifier.revision, matcher_version, registries(settings))
+    if name == "auto" and not rule.calibrated:
+        # a small local model reads its probabilities near 0.5 (measured: uncalibrated, it realises every idea),
+        # so auto verifies only where a fit exists; asking for a verifier by name still uses it, uncalibrated
+        return None
     return VerifierStep(verifier=verifier, cache=VerdictCache(settings.db_path), top_k=top_k or settings.verifier_top_k,
-                        rule=rule_for(verifier.revision, matcher_version, registries(settings)))
+                        rule=rule)
 
 
 __all__ = ["NAMES", "Paper", "Verdict", "Verifier", "VerifierStep", "VerifierUnavailable", "local_installed",
