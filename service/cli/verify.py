@@ -41,4 +41,5 @@ def verify(run: str = typer.Option(..., "--run", help="Run id, or label (with --
                       f"ideas realised {report.realised_before} -> {report.realised_after}, "
                       f"with a direction match {report.direction_after}", highlight=False)
     if report.stopped:
-        fail(f"stopped after {report.verified} ideas ({report.left} left): {report.stopped}; rerun to resume", 3)
+        why = report.stopped if "resume" in report.stopped else f"{report.stopped}; rerun to resume"
+        fail(f"stopped after {report.verified} ideas ({report.left} left): {why}", 3)
