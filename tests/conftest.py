@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from indexing.db import migrate
 from indexing.settings import Settings, get_settings
 from tests.helpers import TEST_ENV, Server
+from tests.replay_server import Replay
 
 os.environ.update(TEST_ENV)  # before any Settings() is made: test homes embed with a torch backend (helpers.TEST_ENV)
 
@@ -62,3 +63,17 @@ def run_cli_here(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterato
     get_settings.cache_clear()
     yield lambda *args: CliRunner().invoke(app, list(args))
     get_settings.cache_clear()
+
+
+@pytest.fixture
+def replay() -> Iterator[Callable[..., Replay]]:
+    """replay(**recordings): real loopback servers replaying recorded API answers, closed after the test."""
+    servers: list[Replay] = []
+
+    def make(**kwargs: Any) -> Replay:
+        servers.append(Replay(**kwargs))
+        return servers[-1]
+
+    yield make
+    for r in servers:
+        r.close()

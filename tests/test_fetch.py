@@ -38,17 +38,6 @@ def fast(tmp_path) -> Settings:
     return s
 
 
-@pytest.fixture
-def replay():
-    servers: list[Replay] = []
-
-    def make(**kwargs) -> Replay:
-        servers.append(Replay(**kwargs))
-        return servers[-1]
-
-    yield make
-    for r in servers:
-        r.close()
 
 
 def oa_records() -> list[dict]:

@@ -3,7 +3,6 @@
 import math
 import socket
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -40,17 +39,6 @@ P_CAPTURED_NO = share([-0.9035, -7.5285, -7.581, -7.8209, -9.6868], [-0.5277, -7
 P_BOLD_NO = share([-3.2402], [-0.0402, -9.3652])  # the answer token "No", 0.0392; the leading "**" would give 0.18
 
 
-@pytest.fixture
-def replay() -> Iterator[Callable[..., Replay]]:
-    servers: list[Replay] = []
-
-    def make(**kwargs) -> Replay:
-        servers.append(Replay(**kwargs))
-        return servers[-1]
-
-    yield make
-    for r in servers:
-        r.close()
 
 
 def fast(tmp_path: Path, url: str | None, **overrides) -> Settings:

@@ -19,10 +19,8 @@ ANSWERS = ("openai_logprobs_yes.json", "vllm_logprobs_no.json")
 
 
 @pytest.fixture
-def chat():
-    replay = Replay(chat=chat_by_question(*ANSWERS))
-    yield replay
-    replay.close()
+def chat(replay) -> Replay:
+    return replay(chat=chat_by_question(*ANSWERS))
 
 
 def env_for(replay: Replay, **extra: str) -> dict[str, str]:
