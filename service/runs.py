@@ -63,20 +63,20 @@ def evidence_of(m: Match) -> dict | None:
 
 
 def verifier_of(s: Score) -> dict:
-    """Which verifier decided the score (None: the embedding features alone) and the embedding-only score beside it."""
+    """Which verifier decided the score and the embedding-only score beside it (all None: the embedding features
+    alone decided, as in the live answer)."""
     return {"verifier": s.verifier, "verifier_top_k": s.verifier_top_k,
-            "embedding_score": s.embedding_score if s.verifier else s.score,
-            "embedding_n_matches": s.embedding_n_matches if s.verifier else s.n_matches}
+            "embedding_score": s.embedding_score if s.verifier else None,
+            "embedding_n_matches": s.embedding_n_matches if s.verifier else None}
 
 
 def match_verdict_of(m: Match) -> dict:
-    """The verifier's reading of a stored match (None when not read) and the embedding-only decision."""
+    """The verifier's reading of a stored match (None when not read) and the embedding-only decision (None when no
+    verifier decided, as in the live answer)."""
     verdict = None if m.verifier_p_direction is None else {
         "p_direction": m.verifier_p_direction, "p_realised": m.verifier_p_realised, "source": m.verifier_source}
-    verified = m.embedding_realised is not None
-    return {"verifier": verdict,
-            "embedding_realised": m.embedding_realised if verified else m.above_threshold,
-            "embedding_direction": m.embedding_direction if verified else m.direction}
+    return {"verifier": verdict, "embedding_realised": m.embedding_realised,
+            "embedding_direction": m.embedding_direction}
 
 
 def best_match(matches: list[Match]) -> tuple[str, Match] | None:

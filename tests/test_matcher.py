@@ -79,8 +79,12 @@ def test_dense_matcher_gives_the_old_answers(home, minilm, server_factory):
     assert got["matcher"] == "dense" and got["thresholds"] == {"theta": 0.75} and got["theta"] == 0.75
     for want, idea in zip(expected, got["ideas"]):
         assert idea["score"] == want["score"]
-        assert [{k: m[k] for k in ("paper_id", "similarity", "impact", "above_threshold")}
-                for m in idea["matches"]] == want["matches"]
+        assert [{k: m[k] for k in ("paper_id", "impact", "above_threshold")} for m in idea["matches"]] == [
+            {k: m[k] for k in ("paper_id", "impact", "above_threshold")} for m in want["matches"]]
+        # the server encodes each facet at its own length on one thread, this test one padded batch on every core:
+        # the same vectors to float rounding, which can move the sixth decimal
+        assert [m["similarity"] for m in idea["matches"]] == pytest.approx(
+            [m["similarity"] for m in want["matches"]], abs=2e-6)
         assert all(m["p_realised"] is None and m["evidence"] is None for m in idea["matches"])
 
     # a version built with --matcher dense answers the same without being asked
@@ -89,8 +93,9 @@ def test_dense_matcher_gives_the_old_answers(home, minilm, server_factory):
     by_default = score(server.url, ideas, run="dense-build").json()
     assert by_default["matcher"] == "dense" and by_default["index_version"] != got["index_version"]
     assert [i["score"] for i in by_default["ideas"]] == [w["score"] for w in expected]
-    assert [[m["similarity"] for m in i["matches"]] for i in by_default["ideas"]] == \
-        [[m["similarity"] for m in w["matches"]] for w in expected]
+    for i, w in zip(by_default["ideas"], expected):
+        assert [m["similarity"] for m in i["matches"]] == pytest.approx([m["similarity"] for m in w["matches"]],
+                                                                         abs=2e-6)
 
 
 def test_hybrid_answers_explain_each_match_and_are_stored(home, server_factory):

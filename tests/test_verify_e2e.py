@@ -51,7 +51,7 @@ def test_cli_verify_decides_the_top_k_keeps_the_embedding_decision_and_a_second_
     report = json.loads(first.stdout)
     assert report["verified"] == report["ideas"] == 12 and report["skipped"] == report["left"] == 0
     assert report["new_calls"] == 12 * TOP and report["cached"] == 0
-    assert len(chat.requests("chat")) == 12 * TOP * 2  # two questions per pair
+    assert len(chat.requests("v1/chat/completions")) == 12 * TOP * 2  # two questions per pair
     assert report["realised_after"] == 0 and report["direction_after"] == 12
     assert report["thresholds"]["calibrated"] is False
 
@@ -59,7 +59,7 @@ def test_cli_verify_decides_the_top_k_keeps_the_embedding_decision_and_a_second_
     assert second.returncode == 0, second.stderr
     again = json.loads(second.stdout)
     assert again["new_calls"] == 0 and again["cached"] == 12 * TOP
-    assert len(chat.requests("chat")) == 12 * TOP * 2  # nothing new reached the endpoint
+    assert len(chat.requests("v1/chat/completions")) == 12 * TOP * 2  # nothing new reached the endpoint
 
     server = server_factory(home)
     scores = httpx.get(f"{server.url}/v1/runs/r1/scores", timeout=30).json()["scores"]
@@ -89,7 +89,7 @@ def test_a_run_stopped_by_its_budget_resumes_without_asking_twice(tmp_path, mini
     assert resumed.returncode == 0, resumed.stderr
     report = json.loads(resumed.stdout)
     assert report["new_calls"] == 7 * TOP and report["cached"] == 5 * TOP
-    assert len(chat.requests("chat")) == 12 * TOP * 2  # every pair asked exactly once over both runs
+    assert len(chat.requests("v1/chat/completions")) == 12 * TOP * 2  # every pair asked exactly once over both runs
 
 
 def test_http_verification_is_a_job_with_progress(tmp_path, minilm, chat, server_factory):
