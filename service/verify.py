@@ -104,6 +104,8 @@ def verify_run(db_path: Path, run_id: int, *, verifier: Verifier, top_k: int,
             rule = rules(idea.score.matcher_version if idea.score is not None else None)
         if cands is None:
             report.skipped += 1
+            if progress:
+                progress(done, len(pks))
             continue
         try:  # the verifier runs outside any transaction: a slow model never holds SQLite's write lock
             result = verify_idea(cands, verifier=verifier, cache=cache, top_k=top_k, rule=rule)
