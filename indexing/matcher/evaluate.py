@@ -6,16 +6,17 @@ recall@1 / recall@k of the source, source matched (realised; direction), any mat
 """
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
 
 from indexing.calibration import evaluate_retrieval
 from indexing.embedders import Embedder
-from indexing.matcher.corpus import corpus_of, hybrid_of
-from indexing.matcher.decide import Decision, decide, embed
+from indexing.matcher.corpus import corpus_of, hybrid_of, view_of
+from indexing.matcher.decide import Decision, decide, embed, verify_decisions
 from indexing.matcher.labelled import LabelledIdea
+from indexing.matcher.ranges import check_all
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.versions import LoadedIndex
 
@@ -144,10 +145,11 @@ def evaluate_kinds(ideas: Sequence[LabelledIdea], *, loaded: LoadedIndex, embedd
     hybrid = decide(facets, loaded=loaded, embedder=embedder, matcher="hybrid", top_k=k, vectors=vectors)
     dense = decide(facets, loaded=loaded, embedder=embedder, matcher="dense", top_k=k, vectors=vectors)
     verified: list[Decision] = []
-    if verifier is not None:
-        for n, f in enumerate(facets):  # one idea at a time: a progress bar, and the cache holds what was read
-            verified += decide([f], loaded=loaded, embedder=embedder, matcher="hybrid", top_k=k,
-                               vectors=vectors[n:n + 1], verifier=verifier)
+    if verifier is not None:  # the verifier step over copies of the hybrid decisions, not a second decide
+        view, ranges = view_of(loaded, None, "hybrid"), check_all(embedder, facets)
+        for f, h, r in zip(facets, hybrid, ranges):  # one idea at a time: a progress bar; the cache keeps each
+            verified.append(replace(h))
+            verify_decisions([f], verified[-1:], view=view, step=verifier, ranges=[r])
             if progress:
                 progress("verify", 1, len(facets))
     theta = loaded.manifest["theta"]

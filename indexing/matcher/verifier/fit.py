@@ -24,7 +24,7 @@ from indexing.matcher.model import Logistic
 from indexing.matcher.ranges import check_all
 from indexing.matcher.verifier.base import Paper, Verdict
 from indexing.matcher.verifier.rule import VerifierRule, features
-from indexing.matcher.verifier.step import VerifierStep
+from indexing.matcher.verifier.step import IdeaCandidates, VerifierStep, verify_idea
 
 DIRECTION_FEATURES = ("v_direction", "p_direction")
 REALISED_FEATURES = ("v_realised", "v_direction", "p_method")
@@ -186,23 +186,23 @@ def read_labelled_ideas(ideas: Sequence[LabelledIdea], *, loaded: Version, embed
     for idea, f, d, r in zip(ideas, facets, decisions, ranges):
         papers = [Paper(view.rows[p]["paper_id"], view.rows[p]["title"], abstracts[p]) for p in d.positions]
         text = verifier_text(f)
-        known = step.cache.get(step.verifier.revision, text, [p.paper_id for p in papers]) if step.cache else {}
-        if cached_only and len(known) < len(papers):
-            skipped += 1
-            continue
-        missing = [p for p in papers if p.paper_id not in known]
-        if missing:
-            fresh = dict(zip([p.paper_id for p in missing], step.verifier.judge(text, missing)))
-            if step.cache:
-                step.cache.put(step.verifier.revision, text, fresh)
-            known.update(fresh)
+        if cached_only:
+            known = step.cache.get(step.verifier.revision, text, [p.paper_id for p in papers]) if step.cache else {}
+            if len(known) < len(papers):
+                skipped += 1
+                continue
+            verdicts = [known[p.paper_id] for p in papers]
+        else:  # the matcher step's own read: cache first, then the verifier for what is missing
+            read = verify_idea(IdeaCandidates(text, papers), verifier=step.verifier, cache=step.cache,
+                               top_k=len(papers)).verdicts
+            verdicts = [v for v in read if v is not None]
         embedding = [{"p_direction": float(d.p_direction[j]) if d.p_direction is not None else None,
                       "p_method": float(d.p_method[j]) if d.p_method is not None else None}
                      for j in range(len(papers))]
         reads.append(Read.of(idea_id=idea.id, kind=idea.kind or "unlabelled", field=field_of(idea),
                              style=idea.style or "short", positions=list(d.positions),
                              source=position.get(idea.source) if idea.source else None,
-                             verdicts=[known[p.paper_id] for p in papers], embedding=embedding,
+                             verdicts=verdicts, embedding=embedding,
                              can_realise=r.can_realise))
         if progress:
             progress("verify", 1, len(ideas))
