@@ -10,7 +10,6 @@ from pathlib import Path
 from indexing.matcher.verifier.base import Paper, Verdict, Verifier, VerifierUnavailable
 from indexing.matcher.verifier.cache import VerdictCache
 from indexing.matcher.verifier.model_files import JOINED_SHA256
-from indexing.matcher.verifier.prompts import PROMPT_VERSION
 from indexing.matcher.verifier.rule import REGISTRY, rule_for
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.settings import Settings
@@ -60,8 +59,9 @@ def verifier_step(name: str, settings: Settings, top_k: int | None = None, *,
     """The matcher's verifier step for a command: the named backend with the home's verdict cache and the rule
     fitted for it over this matcher's candidates (None for none)."""
     if name == "auto" and resolve(name, settings) == "local" and settings.verifier_model_path is None:
-        packaged = f"local:{JOINED_SHA256[:12]}:{PROMPT_VERSION}"  # known without loading 1.1 GB
-        if not rule_for(packaged, matcher_version, registries(settings)).calibrated:
+        from indexing.matcher.verifier.local import revision_of  # known without loading the 1.1 GB model
+
+        if not rule_for(revision_of(JOINED_SHA256), matcher_version, registries(settings)).calibrated:
             return None
     verifier = make_verifier(name, settings)
     if verifier is None:

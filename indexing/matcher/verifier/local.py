@@ -50,6 +50,11 @@ def _threads(threads: int) -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def revision_of(sha256: str) -> str:
+    """The local verifier's revision for a model file: its hash and the prompt version."""
+    return f"local:{sha256[:12]}:{prompts.PROMPT_VERSION}"
+
+
 class LocalVerifier:
     name = "local"
 
@@ -62,7 +67,7 @@ class LocalVerifier:
                                       "pip install -e '.[verifier]'") from None
 
         self.path = path
-        self.revision = f"local:{sha256[:12]}:{prompts.PROMPT_VERSION}"
+        self.revision = revision_of(sha256)
         options: dict[str, Any] = {"n_batch": 512, **runtime}
         try:
             # logits_all=False: llama.cpp computes the logits of each batch's last token only, the one read here
