@@ -202,3 +202,16 @@ def test_the_embedders_import_each_other_without_a_circle():
         graph[path.stem] = {n for n in names if (package / f"{n}.py").exists() and n != path.stem}
     graphlib.TopologicalSorter(graph).prepare()  # raises CycleError on a circle
     assert not graph["cpu"] and {"runtime", "workers"}.isdisjoint(graph["openvino_backend"])
+
+
+@pytest.mark.parametrize("target", ["avx2", "avx512_vnni"])
+def test_onnx_int8_exports_on_every_quantisation_target(monkeypatch, tmp_path, target):
+    """The exporter names its file by weight type (quint8 for avx2, qint8 for avx512_vnni); the avx2 CPUs of this
+    machine kind used to fail every first onnx-int8 build with FileNotFoundError."""
+    from indexing.embedders import minilm as minilm_module
+
+    monkeypatch.setattr(minilm_module, "quantization_target", lambda: target)
+    emb = MiniLMEmbedder(backend="onnx-int8", export_dir=tmp_path)
+    assert emb.revision.endswith(f"-onnx-int8-{target}")
+    got = emb.encode(TEXTS[:4])
+    assert got.shape == (4, 384) and np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)

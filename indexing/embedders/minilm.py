@@ -88,7 +88,9 @@ def onnx_model(folder: Path, fingerprint: str, backend: str, export_dir: Path | 
         model = SentenceTransformer(str(target), device="cpu", backend="onnx",
                                     model_kwargs={"file_name": "onnx/model.onnx"})
         export_dynamic_quantized_onnx_model(model, config, str(tmp))
-        os.replace(tmp / "onnx" / name, target / "onnx" / name)
+        # the exporter names the file by its weight type, which differs by target (quint8 for avx2, qint8 else)
+        (written,) = (tmp / "onnx").glob(f"model_*{config}.onnx")
+        os.replace(written, target / "onnx" / name)
         shutil.rmtree(tmp, ignore_errors=True)
     return target, f"onnx/{name}", f"onnx-int8-{config}"
 
