@@ -205,13 +205,14 @@ def test_the_embedders_import_each_other_without_a_circle():
 
 
 @pytest.mark.parametrize("target", ["avx2", "avx512_vnni"])
-def test_onnx_int8_exports_on_every_quantisation_target(monkeypatch, tmp_path, target):
+def test_onnx_int8_exports_on_every_quantisation_target(monkeypatch, tmp_path_factory, target):
     """The exporter names its file by weight type (quint8 for avx2, qint8 for avx512_vnni); the avx2 CPUs of this
     machine kind used to fail every first onnx-int8 build with FileNotFoundError."""
     from indexing.embedders import minilm as minilm_module
 
     monkeypatch.setattr(minilm_module, "quantization_target", lambda: target)
-    emb = MiniLMEmbedder(backend="onnx-int8", export_dir=tmp_path)
+    # one folder for both targets: the fp32 export under them is made once, each target's int8 file on its own
+    emb = MiniLMEmbedder(backend="onnx-int8", export_dir=tmp_path_factory.getbasetemp() / "onnx-export")
     assert emb.revision.endswith(f"-onnx-int8-{target}")
     got = emb.encode(TEXTS[:4])
     assert got.shape == (4, 384) and np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
