@@ -61,12 +61,13 @@ class IngestRejected(Exception):
         self.report = report
 
 
-def collect(data: bytes, name: str, fmt: str = "auto") -> tuple[IngestReport, list[PaperRecord]]:
-    """Parse and validate a whole file without touching the database."""
+def collect(data: bytes, name: str, fmt: str = "auto",
+            venue_year: str | None = None) -> tuple[IngestReport, list[PaperRecord]]:
+    """Parse and validate a whole file without touching the database (venue_year: see formats.parse)."""
     report = IngestReport(file=name, format=fmt)
     records: list[PaperRecord] = []
     try:
-        report.format, rows = parse(decode(data, name), name, fmt)
+        report.format, rows = parse(decode(data, name), name, fmt, venue_year)
         for item in rows:
             report.read += 1
             if isinstance(item, RowError):
@@ -181,12 +182,13 @@ def upsert(session: Session, rec: PaperRecord, citations_at: date | None = None)
 
 def ingest_bytes(data: bytes, name: str, *, db_path: Path, fmt: str = "auto", skip_invalid: bool = False,
                  progress: Callable[[str, int, int], None] | None = None, citations_at: date | None = None,
-                 within: Callable[[Session, IngestReport], None] | None = None) -> IngestReport:
+                 within: Callable[[Session, IngestReport], None] | None = None,
+                 venue_year: str | None = None) -> IngestReport:
     """Ingest one file. Raises IngestRejected (nothing written) on invalid rows unless skip_invalid.
 
     within(session, report) runs inside the file's transaction after its rows (an API fetch writes its
     checkpoint there, so a page and the cursor after it commit together or not at all)."""
-    report, records = collect(data, name, fmt)
+    report, records = collect(data, name, fmt, venue_year)
     if report.errors and not skip_invalid:
         report.rejected = report.read - report.duplicates  # the file is refused: every record not merged with
         report.check()                                      # another is refused with it; `errors` lists why

@@ -49,6 +49,39 @@ def test_paperlists_venue_and_year_from_file_name(settings):
     assert got["Zz98QwErTy"].citation_count is None  # "-1" is the list's "unknown"
 
 
+def test_paperlists_upload_without_its_name_takes_venue_year(settings, tmp_path):
+    """An upload renamed on its way (curl -F file=@- names it "-") says its venue and year in venue_year."""
+    data = (FIXTURES / "iclr2024.json").read_bytes()
+    with pytest.raises(IngestRejected) as refused:
+        ingest_bytes(data, "-", db_path=settings.db_path, fmt="paperlists", venue_year="iclr")
+    assert refused.value.report.errors[0].field == "venue_year" and count(settings) == 0
+    report = ingest_bytes(data, "-", db_path=settings.db_path, fmt="paperlists", venue_year="neurips2023")
+    assert (report.format, report.inserted) == ("paperlists", 2)
+    assert papers(settings)["Xy12AbCdEf"].venue == "NeurIPS" and papers(settings)["Xy12AbCdEf"].year == 2023
+
+
+def test_paperlists_upload_venue_year_over_http(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from indexing.db import migrate
+    from indexing.settings import Settings
+    from service.app import create_app
+    settings = Settings(home=tmp_path, admin_token="secret")
+    migrate(settings.db_path)
+    auth, data = {"Authorization": "Bearer secret"}, (FIXTURES / "iclr2024.json").read_bytes()
+    with TestClient(create_app(settings)) as client:
+        schema = client.get("/openapi.json").json()["paths"]["/v1/papers"]["post"]["parameters"]
+        assert any(p["name"] == "venue_year" for p in schema)
+        r = client.post("/v1/papers", params={"format": "paperlists"}, headers=auth, files={"file": ("file", data)})
+        assert r.status_code == 422 and "venue_year" in r.text, r.text
+        r = client.post("/v1/papers", params={"format": "paperlists", "venue_year": "2024"}, headers=auth,
+                        files={"file": ("file", data)})
+        assert r.status_code == 422, r.text  # not a venue and a year: refused by the schema's pattern
+        r = client.post("/v1/papers", params={"format": "paperlists", "venue_year": "iclr2024"}, headers=auth,
+                        files={"file": ("file", data)})
+        assert r.status_code == 200 and r.json()["inserted"] == 2, r.text
+
+
 def test_openalex(settings):
     report = ingest_path(FIXTURES / "openalex.jsonl", db_path=settings.db_path)
     assert (report.format, report.inserted) == ("openalex", 2)

@@ -43,17 +43,21 @@ def native(text: str, name: str, *, csv_format: bool) -> Parsed:
     return _convert(rows, name, build)
 
 
-_PAPERLISTS_NAME = re.compile(r"^([a-z]+)(\d{4})$", re.I)
+VENUE_YEAR = "^[A-Za-z]+[0-9]{4}$"  # a paperlists file's name stem, e.g. iclr2024 (also as a JSON Schema pattern)
+_PAPERLISTS_NAME = re.compile(r"([A-Za-z]+)([0-9]{4})")
 _PAPERLISTS_VENUES = {"aistats": "AISTATS", "colt": "COLT", "corl": "CoRL", "uai": "UAI", "iclr": "ICLR",
                       "nips": "NeurIPS", "neurips": "NeurIPS", "icml": "ICML", "cvpr": "CVPR", "acl": "ACL",
                       "emnlp": "EMNLP", "naacl": "NAACL", "aaai": "AAAI", "ijcai": "IJCAI", "kdd": "KDD"}
 
 
-def paperlists(text: str, name: str) -> Parsed:
-    """papercopilot/paperlists: venue and year come from the file name (e.g. aistats2023.json)."""
-    m = _PAPERLISTS_NAME.match(Path(name).stem)
+def paperlists(text: str, name: str, venue_year: str | None = None) -> Parsed:
+    """papercopilot/paperlists: venue and year come from the file name (e.g. aistats2023.json), or from venue_year
+    (e.g. aistats2023) when the file was renamed on its way (an upload from stdin)."""
+    m = _PAPERLISTS_NAME.fullmatch(venue_year if venue_year is not None else Path(name).stem)
     if not m:
-        raise FileInvalid(RowError(name, 1, "<file>", "a paperlists file is named VENUEYEAR.json, e.g. iclr2024.json"))
+        field = "venue_year" if venue_year is not None else "<file>"
+        raise FileInvalid(RowError(name, 1, field, "a paperlists file is named VENUEYEAR.json, e.g. iclr2024.json "
+                                                   "(or give its venue and year as venue_year, e.g. iclr2024)"))
     venue, year = _PAPERLISTS_VENUES.get(m[1].lower(), m[1].upper()), int(m[2])
 
     def build(r: dict, line: int) -> PaperRecord:
@@ -131,19 +135,20 @@ def detect(text: str, name: str) -> str:
         return "s2"
     if suffix == ".json" and '"gs_citation"' in head:
         return "paperlists"
-    if suffix == ".json" and _PAPERLISTS_NAME.match(Path(name).stem) and head.startswith("["):
+    if suffix == ".json" and _PAPERLISTS_NAME.fullmatch(Path(name).stem) and head.startswith("["):
         return "paperlists"
     return "jsonl"
 
 
-def parse(text: str, name: str, fmt: str = "auto") -> tuple[str, Parsed]:
+def parse(text: str, name: str, fmt: str = "auto", venue_year: str | None = None) -> tuple[str, Parsed]:
+    """venue_year: a paperlists file's venue and year when its name does not give them (read by no other format)."""
     fmt = detect(text, name) if fmt == "auto" else fmt
     if fmt == "jsonl":
         return fmt, native(text, name, csv_format=False)
     if fmt == "csv":
         return fmt, native(text, name, csv_format=True)
     if fmt == "paperlists":
-        return fmt, paperlists(text, name)
+        return fmt, paperlists(text, name, venue_year)
     if fmt == "openalex":
         return fmt, openalex(text, name)
     if fmt == "s2":

@@ -12,6 +12,7 @@ from indexing.fetch.refresh import refresh_citations
 from indexing.fetch.walk import run as run_walk
 from indexing.ingest import IngestRejected, ingest_bytes
 from indexing.models import Paper
+from indexing.sources.formats import VENUE_YEAR
 from service.deps import AdminDep, JobsDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
 from service.schemas import IsoDate
@@ -91,7 +92,11 @@ async def ingest(file: Annotated[UploadFile, File(description=(
                      "(422, every error by line and field) unless skip_invalid."))],
                  settings: SettingsDep,
                  format: Annotated[Literal["auto", "jsonl", "csv", "paperlists", "openalex", "s2"], Query()] = "auto",
-                 skip_invalid: bool = False) -> dict:
+                 skip_invalid: bool = False,
+                 venue_year: Annotated[str | None, Query(
+                     pattern=VENUE_YEAR, examples=["iclr2024"],
+                     description="A paperlists file's venue and year when the upload's filename does not give them "
+                                 "(its name as saved, e.g. iclr2024.json; read by no other format)")] = None) -> dict:
     """Ingest an uploaded paper file with the CLI's rules: invalid rows reject the whole file unless skip_invalid."""
     limit = settings.max_upload_bytes  # the body as a whole: FastAPI's max_body_size (service.app)
     data = await file.read(limit + 1)
@@ -100,7 +105,7 @@ async def ingest(file: Annotated[UploadFile, File(description=(
     name = file.filename or "upload"
     try:
         report = await run_in_threadpool(ingest_bytes, data, name, db_path=settings.db_path, fmt=format,
-                                         skip_invalid=skip_invalid)
+                                         skip_invalid=skip_invalid, venue_year=venue_year)
     except IngestRejected as exc:
         raise HTTPException(422, {"message": str(exc).splitlines()[0], **exc.report.as_dict()}) from None
     return report.as_dict()
