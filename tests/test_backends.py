@@ -3,6 +3,7 @@ backend, the worker-process layout, and the import layout of the cache key."""
 
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -76,6 +77,46 @@ def test_openvino_int8_is_its_own_revision_within_the_drift_bound(minilm, ir_dir
     assert "FakeQuantize" in xml.read_text()  # activations quantised with calibrated ranges, not weights alone
     assert plan(ov, 10_000) == 0  # its streams are the parallelism: no worker processes to start
     assert plan(ov, 10_000, workers=2) == 0  # not even when asked: 2 workers x a copy per core oversubscribe
+
+
+@pytest.mark.skipif(not openvino_backend.available(), reason="openvino-int8 needs a CPU with int8 dot products")
+def test_openvino_queries_run_side_by_side_in_warmed_shapes(ir_dir, monkeypatch):
+    """An idea's facets (encode_many) run a text per inference on every core at once, each padded to one of the
+    shapes warmed at the first query (a shape the CPU plugin had not met doubled a query); a vector is its text's
+    alone; the tokenizer is exposed, so the range check counts tokens and warns of a facet past the window."""
+    from indexing.matcher.facets import facets_of
+    from indexing.matcher.ranges import check_all, token_counts
+
+    ov = MiniLMEmbedder(backend="openvino-int8", export_dir=ir_dir)
+    encoder = ov.openvino
+    assert encoder is not None
+    calls: list[list] = []  # [shape, started, ended] in the order they started
+    run = encoder._run
+
+    def recorded(feeds):
+        call = [feeds["input_ids"].shape, time.perf_counter(), None]
+        calls.append(call)
+        out = run(feeds)
+        call[2] = time.perf_counter()
+        return out
+
+    monkeypatch.setattr(encoder, "_run", recorded)
+    long_text, mid, short = ("graph diffusion " * 150).strip(), TEXTS[5], "message passing"
+    got = ov.encode_many([[long_text], [mid, short]])
+    assert [len(g) for g in got] == [1, 2]
+    warmed = set(encoder._query_lengths)
+    assert len(warmed) == openvino_backend.QUERY_SHAPES and max(warmed) == ov.max_tokens
+    assert len(calls) == 3 and all(shape[0] == 1 and shape[1] in warmed for shape, _, _ in calls), calls
+    if cpu.cores() > 1:  # the longest text first, the next beside it before it ends
+        (_, _, first_end), (_, second_start, _) = calls[0], calls[1]
+        assert calls[0][0][1] == ov.max_tokens and second_start < first_end
+    alone = ov.encode_many([[short]])[0][0]
+    assert np.array_equal(alone, got[1][1])  # the same bits with or without batch-mates
+    assert float(alone @ ov.encode([short], batch_size=1)[0]) > 0.999  # padding moves a vector by rounding only
+    idea = facets_of(ov, problem="Graph learning at scale", method=long_text)
+    counts = token_counts(ov, [idea])
+    assert counts is not None and counts[0]["method"] > ov.max_tokens
+    assert any("past the embedder's" in w for w in check_all(ov, [idea], counts)[0].warnings)
 
 
 @pytest.mark.skipif(not openvino_backend.available(), reason="openvino-int8 needs a CPU with int8 dot products")

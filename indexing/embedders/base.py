@@ -38,6 +38,11 @@ class Embedder(Protocol):
         """Return an (n, dim) float32 array of L2-normalised vectors."""
         ...
 
+    def encode_many(self, groups: list[list[str]]) -> list[np.ndarray]:
+        """Each group's vectors, as encode gives them; no batch mixes two groups (a backend that can runs them side
+        by side)."""
+        ...
+
 
 def join(embedder: Embedder, first: str, second: str | None) -> str:
     """The model's input for a (title, abstract) or (problem, method) pair."""

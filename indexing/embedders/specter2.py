@@ -77,7 +77,7 @@ def _openvino(base_dir: str, adapter_dir: str, fingerprint: str, export_dir: Pat
     xml = openvino_backend.converted(
         export_dir, openvino_backend.ir_name("specter2", fingerprint), graph, tokenize,
         str(tokenizer.sep_token))
-    return openvino_backend.OpenVINOEncoder(xml, tokenize, batch=OPENVINO_BATCH)
+    return openvino_backend.OpenVINOEncoder(xml, tokenize, batch=OPENVINO_BATCH, max_tokens=MAX_TOKENS)
 
 
 class Specter2Embedder:
@@ -115,6 +115,11 @@ class Specter2Embedder:
     def spec(self) -> dict:
         """What a worker process needs to build the same embedder (see workers.py)."""
         return dict(self._spec)
+
+    def encode_many(self, groups: list[list[str]]) -> list[np.ndarray]:
+        if self.openvino is not None:  # every text on its own, on every core at once
+            return self.openvino.encode_many(groups)
+        return [self.encode(g) for g in groups]  # a fast tokenizer is not shared between threads
 
     def encode(self, texts: list[str], *, batch_size: int = 16, progress=None) -> np.ndarray:
         if self.openvino is not None:

@@ -29,7 +29,7 @@ from sklearn.preprocessing import StandardScaler
 
 from indexing.matcher.decide import rank
 from indexing.matcher.evaluate import Outcome
-from indexing.matcher.facets import IdeaFacets, encode_facets
+from indexing.matcher.facets import IdeaFacets, encode_facets, one_at_a_time
 from indexing.matcher.ranges import token_counts
 from indexing.matcher.features import Candidates, candidates, queries_of
 from indexing.matcher.model import Logistic
@@ -257,7 +257,7 @@ def build_candidates(ideas: Sequence[Labelled], corpus, encode, *, n: int, text_
     """Each idea's candidate pool over the corpus; with text_only, problem + method are joined into one text. With
     the embedder, each facet is encoded at its own length as serving encodes it (decide.embed)."""
     shaped = [i.facets.as_text() if text_only else i.facets for i in ideas]
-    vectors = encode_facets(encode, shaped, counts=token_counts(embedder, shaped) if embedder else None,
+    vectors = encode_facets(one_at_a_time(encode), shaped, counts=token_counts(embedder, shaped) if embedder else None,
                             max_tokens=getattr(embedder, "max_tokens", None))
     return [candidates(corpus, vecs, queries_of(corpus.lexical, idea), faceted=idea.faceted, n=n)
             for idea, vecs in zip(shaped, vectors)]

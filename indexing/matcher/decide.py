@@ -70,9 +70,9 @@ def embed(embedder: Embedder, ideas: Sequence[IdeaFacets], matcher: str,
     max_tokens = getattr(embedder, "max_tokens", None)
     if matcher == "dense":
         whole = [IdeaFacets(f.whole) for f in ideas]  # the whole text alone
-        return encode_facets(embedder.encode, whole, max_tokens=max_tokens,
+        return encode_facets(embedder.encode_many, whole, max_tokens=max_tokens,
                              counts=[{"whole": c["whole"]} for c in counts] if counts is not None else None)
-    return encode_facets(embedder.encode, ideas, counts=counts, max_tokens=max_tokens)
+    return encode_facets(embedder.encode_many, ideas, counts=counts, max_tokens=max_tokens)
 
 
 def decide(ideas: Sequence[IdeaFacets], *, loaded: Version | None = None, view: CorpusView | None = None,

@@ -45,15 +45,16 @@ def evidence(lexical, method_text: str, title: str, abstract: str, *, problem_te
 
     method_words = idea_stems(method_text)
     problem_words = idea_stems(problem_text) if problem_text else {}
+    weights = {s: weight(s) for s in method_words.keys() | problem_words.keys()}  # the idea's stems, weighed once
     sents, stems_of_paper = paper_stems(title or "", abstract or "")
     # terms in a third or more of the papers (idf < 1) say nothing about why this one matched
-    shared = sorted((s for s in stems_of_paper & method_words.keys() if weight(s) >= 1.0),
-                    key=lambda s: (-weight(s), s))[:MAX_TERMS]
+    shared = sorted((s for s in stems_of_paper & method_words.keys() if weights[s] >= 1.0),
+                    key=lambda s: (-weights[s], s))[:MAX_TERMS]
 
     def closest(wanted: dict[str, str]) -> str | None:
         best, best_score = None, 0.0
         for sent, stems in sents:
-            score = sum(weight(s) for s in stems & wanted.keys())
+            score = sum(weights[s] for s in stems & wanted.keys())
             if score > best_score:
                 best, best_score = sent, score
         if best and len(best) > MAX_SENTENCE:

@@ -57,21 +57,28 @@ def facets_of(embedder: Embedder, *, problem: str | None = None, method: str | N
     return IdeaFacets(whole, plain=p or m, given="problem" if p else "method")  # one facet only: the text models
 
 
-def encode_facets(encode: Callable[[list[str]], np.ndarray], ideas: Sequence[IdeaFacets], *,
+def one_at_a_time(encode: Callable[[list[str]], np.ndarray]) -> Callable[[list[list[str]]], list[np.ndarray]]:
+    """An encode_many from a plain encode: one call per group, in turn."""
+    return lambda groups: [encode(g) for g in groups]
+
+
+def encode_facets(encode_many: Callable[[list[list[str]]], list[np.ndarray]], ideas: Sequence[IdeaFacets], *,
                   counts: Sequence[dict[str, int]] | None = None,
                   max_tokens: int | None = None) -> list[dict[str, np.ndarray]]:
     """Every facet of every idea, each encoded at its own length, so a vector depends on its text alone (padding to
     a longer batch-mate moves a bf16 vector by up to 0.002): texts grouped by token count (counts: per idea, per
-    facet, as ranges.token_counts gives them; capped at max_tokens, where the encoder truncates), one encode call per
-    group; without counts, one call per facet. Returns per idea {facet: vector}."""
+    facet, as ranges.token_counts gives them; capped at max_tokens, where the encoder truncates), every group handed
+    to encode_many at once (a backend that can runs them side by side); without counts, a group per facet. Returns
+    per idea {facet: vector}."""
     where = [(i, f, t) for i, idea in enumerate(ideas) for f, t in idea.texts().items()]
     groups: dict[object, list[int]] = {}
     for n, (i, f, _) in enumerate(where):
         key = f if counts is None else min(counts[i][f], max_tokens or counts[i][f])
         groups.setdefault(key, []).append(n)
     out: list[dict[str, np.ndarray]] = [{} for _ in ideas]
-    for members in groups.values():
-        for n, v in zip(members, encode([where[m][2] for m in members])):
+    encoded = encode_many([[where[m][2] for m in members] for members in groups.values()])
+    for members, vectors in zip(groups.values(), encoded):
+        for n, v in zip(members, vectors):
             i, f, _ = where[n]
             out[i][f] = v
     return out
