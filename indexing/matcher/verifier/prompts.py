@@ -5,9 +5,10 @@ backend can keep the idea (and then the idea + paper) as a shared prefix and ask
 """
 
 import math
+import re
 from collections.abc import Mapping
 
-PROMPT_VERSION = "p1"
+PROMPT_VERSION = "p2"
 
 # The definitions live in the system turn, the one prefix every pair shares (a backend evaluates it once per
 # process); the questions stay short, since each pair pays for them (measured: the pair's own tokens dominate).
@@ -24,20 +25,40 @@ QUESTIONS = {
     "realised": "Question: Does the paper take the same approach to the same problem as the idea?",
 }
 
-# long proposals and abstracts are cut here (characters) so that a pair fits a 4,096-token context
-MAX_IDEA_CHARS = 6000
-MAX_ABSTRACT_CHARS = 3000
+# What a pair costs is its own tokens (the paper's, the questions' and its share of the idea's), so the verifier
+# reads what the two decisions turn on: the problem and the core of the method (a long proposal's experiment plan,
+# datasets and metrics come after it) and the abstract's opening (where papers state their problem and approach).
+# p1 read up to 6,000 characters of the idea and 3,000 of the abstract: 475 tokens per pair on AI-Researcher's
+# proposals at K = 5. Each text is cut at its last sentence end inside the limit (characters).
+MAX_PROBLEM_CHARS = 600
+MAX_METHOD_CHARS = 900
+MAX_TEXT_CHARS = 1500  # an idea given as one free text
+MAX_ABSTRACT_CHARS = 800
+_SENTENCE_END = re.compile(r"[.!?](?=\s)")
+
+
+def clip(text: str, limit: int) -> str:
+    """text cut to at most limit characters, at its last sentence end inside them (else its last word)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    head = text[:limit + 1]
+    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
+    if ends and ends[-1] >= limit // 2:
+        return head[:ends[-1]]
+    return head.rsplit(" ", 1)[0].rstrip(",;:") + " …"
+
 
 YES = ("Yes", "yes", "YES", " Yes", " yes")
 NO = ("No", "no", "NO", " No", " no")
 
 
 def idea_block(idea: str) -> str:
-    return "Research idea:\n" + idea.strip()[:MAX_IDEA_CHARS]
+    return "Research idea:\n" + idea.strip()
 
 
 def paper_block(title: str, abstract: str) -> str:
-    return f"Paper:\nTitle: {title.strip()}\nAbstract: {abstract.strip()[:MAX_ABSTRACT_CHARS]}"
+    return f"Paper:\nTitle: {' '.join(title.split())}\nAbstract: {clip(abstract, MAX_ABSTRACT_CHARS)}"
 
 
 def user_message(idea: str, title: str, abstract: str, question: str) -> str:
@@ -65,8 +86,9 @@ def parse_answer(text: str) -> float | None:
 
 
 def idea_text(problem: str | None, method: str | None, text: str | None) -> str:
-    """The idea as the verifier reads it (and as the verdict cache hashes it); free text wins, as in facets_of."""
+    """The idea as the verifier reads it (and as the verdict cache hashes it), each part clipped; free text wins, as
+    in facets_of."""
     if text and text.strip():
-        return text.strip()
-    p, m = (problem or "").strip(), (method or "").strip()
+        return clip(text, MAX_TEXT_CHARS)
+    p, m = clip(problem or "", MAX_PROBLEM_CHARS), clip(method or "", MAX_METHOD_CHARS)
     return "\n".join(part for part in (f"Problem: {p}" if p else "", f"Method: {m}" if m else "") if part)
