@@ -74,9 +74,10 @@ def test_paperlists_upload_venue_year_over_http(tmp_path):
         assert any(p["name"] == "venue_year" for p in schema)
         r = client.post("/v1/papers", params={"format": "paperlists"}, headers=auth, files={"file": ("file", data)})
         assert r.status_code == 422 and "venue_year" in r.text, r.text
-        r = client.post("/v1/papers", params={"format": "paperlists", "venue_year": "2024"}, headers=auth,
-                        files={"file": ("file", data)})
-        assert r.status_code == 422, r.text  # not a venue and a year: refused by the schema's pattern
+        for bad in ("2024", "iclr1200", "iclr20245"):  # no venue; a year no record may have; no year
+            r = client.post("/v1/papers", params={"format": "paperlists", "venue_year": bad}, headers=auth,
+                            files={"file": ("file", data)})
+            assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "venue_year"], r.text
         r = client.post("/v1/papers", params={"format": "paperlists", "venue_year": "iclr2024"}, headers=auth,
                         files={"file": ("file", data)})
         assert r.status_code == 200 and r.json()["inserted"] == 2, r.text

@@ -203,28 +203,24 @@ class OpenVINOEncoder:
         return {k: np.pad(v, ((0, 0), (0, target - n))) for k, v in feeds.items()} if target > n else feeds
 
     def _warm(self) -> None:
-        """Every query length through every copy, once (about a second for MiniLM); the copies are taken together,
-        so each meets every shape."""
+        """Every query length through every copy, once (about two seconds for MiniLM). One copy after another, in
+        this thread: two fresh copies warmed at the same moment hung in OpenVINO's first tensor updates (1 run in
+        3, both threads inside `infer`)."""
         if self._warmed.is_set():
             return
         with self._warm_lock:
             if self._warmed.is_set():
                 return
-            together = threading.Barrier(self.streams)
             with self._tokenizer_lock:
                 probe = self._tokenize(["a"])
-
-            def warm() -> None:
-                request = self._requests.get()
-                try:
-                    together.wait()
+            held = [self._requests.get() for _ in range(self.streams)]  # waits out any inference in flight
+            try:
+                for request in held:
                     for length in self._query_lengths:
                         request.infer({k: np.resize(v, (1, length)) for k, v in probe.items()})
-                finally:
+            finally:
+                for request in held:
                     self._requests.put(request)
-
-            for future in [self._pool.submit(warm) for _ in range(self.streams)]:
-                future.result()
             self._warmed.set()
 
     def _infer(self, n: int, feeds: Iterable[tuple[list[int], dict[str, np.ndarray]]], progress=None) -> np.ndarray:

@@ -43,7 +43,8 @@ def native(text: str, name: str, *, csv_format: bool) -> Parsed:
     return _convert(rows, name, build)
 
 
-VENUE_YEAR = "^[A-Za-z]+[0-9]{4}$"  # a paperlists file's name stem, e.g. iclr2024 (also as a JSON Schema pattern)
+# venue_year as the API takes it, e.g. iclr2024: the years a record may have (dates.py), a venue of up to 40 letters
+VENUE_YEAR = "^[A-Za-z]{1,40}(19[0-9]{2}|20[0-9]{2}|2100)$"
 _PAPERLISTS_NAME = re.compile(r"([A-Za-z]+)([0-9]{4})")
 _PAPERLISTS_VENUES = {"aistats": "AISTATS", "colt": "COLT", "corl": "CoRL", "uai": "UAI", "iclr": "ICLR",
                       "nips": "NeurIPS", "neurips": "NeurIPS", "icml": "ICML", "cvpr": "CVPR", "acl": "ACL",

@@ -94,7 +94,7 @@ async def ingest(file: Annotated[UploadFile, File(description=(
                  format: Annotated[Literal["auto", "jsonl", "csv", "paperlists", "openalex", "s2"], Query()] = "auto",
                  skip_invalid: bool = False,
                  venue_year: Annotated[str | None, Query(
-                     pattern=VENUE_YEAR, examples=["iclr2024"],
+                     pattern=VENUE_YEAR,
                      description="A paperlists file's venue and year when the upload's filename does not give them "
                                  "(its name as saved, e.g. iclr2024.json; read by no other format)")] = None) -> dict:
     """Ingest an uploaded paper file with the CLI's rules: invalid rows reject the whole file unless skip_invalid."""
