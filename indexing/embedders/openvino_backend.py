@@ -203,7 +203,7 @@ class OpenVINOEncoder:
         return {k: np.pad(v, ((0, 0), (0, target - n))) for k, v in feeds.items()} if target > n else feeds
 
     def _warm(self) -> None:
-        """Every query length through every copy, once (about two seconds for MiniLM). One copy after another, in
+        """Every query length through every copy, once (1.6 s for MiniLM here). One copy after another, in
         this thread: two fresh copies warmed at the same moment hung in OpenVINO's first tensor updates (1 run in
         3, both threads inside `infer`)."""
         if self._warmed.is_set():
