@@ -95,8 +95,8 @@ async def ingest(file: Annotated[UploadFile, File(description=(
                  skip_invalid: bool = False,
                  venue_year: Annotated[str | None, Query(
                      pattern=VENUE_YEAR,
-                     description="A paperlists file's venue and year when the upload's filename does not give them "
-                                 "(its name as saved, e.g. iclr2024.json; read by no other format)")] = None) -> dict:
+                     description="A paperlists file's venue and year when the upload's filename does not give "
+                                 "them (e.g. iclr2024 for iclr2024.json; read by no other format)")] = None) -> dict:
     """Ingest an uploaded paper file with the CLI's rules: invalid rows reject the whole file unless skip_invalid."""
     limit = settings.max_upload_bytes  # the body as a whole: FastAPI's max_body_size (service.app)
     data = await file.read(limit + 1)
