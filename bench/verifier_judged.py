@@ -35,11 +35,6 @@ CUTOFF = date(2024, 5, 31)
 ALL_IDEAS, GOAL_MINUTES = 213, 30.0
 
 
-def labels() -> dict[str, dict]:
-    return {row["idea"]: row for path in LABELS for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip() for row in [json.loads(line)]}
-
-
 def pick(ids: list[str], judged: dict[str, dict], n: int) -> list[str]:
     """n idea ids: half with a judged same-problem paper, half without, round-robin over topics."""
     def round_robin(pool: list[str], k: int) -> list[str]:
@@ -73,16 +68,20 @@ def main() -> None:
     from indexing.build import build_index
     from indexing.db import migrate
     from indexing.ingest import ingest_path
+    from indexing.matcher.decide import verifier_text
+    from indexing.matcher.facets import facets_of
     from indexing.matcher.verifier import prompts
-    from indexing.matcher.verifier.base import Paper
     from indexing.matcher.verifier.local import LocalVerifier
+    from indexing.matcher.verifier.step import VerifierStep
     from indexing.settings import Settings
     from service.ideas import read_path
     from service.matching import score_ideas
     from service.state import IndexHolder
 
-    judged = labels()
-    abstracts = {p["id"]: p.get("abstract") or "" for p in json.loads(CORPUS.read_text(encoding="utf-8"))}
+    sys.path.insert(0, str(ROOT))
+    from scripts.generator_mappings import labels_of
+
+    judged = labels_of(LABELS)
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(os.environ.get("HINDSIGHT_HOME") or Path(tmp) / "home")
         settings = Settings(home=home)
@@ -98,27 +97,31 @@ def main() -> None:
         chosen = pick(sorted(by_id), judged, args.ideas)
         ideas = [by_id[i] for i in chosen]
         started = time.perf_counter()
-        results = score_ideas(ideas, loaded=loaded, embedder=embedder, top_k=args.top, matcher="hybrid")
+        score_ideas(ideas, loaded=loaded, embedder=embedder, top_k=args.top, matcher="hybrid")  # the baseline
         score_s = time.perf_counter() - started
 
         started = time.perf_counter()
         verifier = LocalVerifier.from_settings(settings)
         load_s = time.perf_counter() - started
-        rows, idea_tokens = [], []
+        # the matcher's own verifier step, as `hindsight score --verifier local` runs it (no cache: every pair read)
+        step = VerifierStep(verifier=verifier, cache=None, top_k=args.top)
+        idea_tokens = [len(verifier._idea(verifier_text(facets_of(embedder, problem=i.problem, method=i.method,
+                                                                  text=i.text)))) - len(verifier._system)
+                       for i in ideas]
         started = time.perf_counter()
-        for idea, result in zip(ideas, results):
-            text = prompts.idea_text(idea.problem, idea.method, idea.text)
-            idea_tokens.append(len(verifier._idea(text)) - len(verifier._system))
-            papers = [Paper(m.paper_id, m.title, abstracts.get(m.paper_id, "")) for m in result.matches]
-            for m, v in zip(result.matches, verifier.judge(text, papers)):
-                label = judged.get(idea.id, {})
-                rows.append({"idea": idea.id, "paper": m.paper_id, "v_direction": v.p_direction,
-                             "v_realised": v.p_realised, "p_direction": m.p_direction, "p_realised": m.p_realised,
-                             "same_problem": m.paper_id in label.get("same_problem", []),
+        verified = score_ideas(ideas, loaded=loaded, embedder=embedder, top_k=args.top, matcher="hybrid",
+                               verifier=step)
+        seconds = time.perf_counter() - started - score_s  # the verifier's part of the verified scoring
+        rows = []
+        for idea, result in zip(ideas, verified):
+            label = judged.get(idea.id, {})
+            for m in result.matches:
+                assert m.verifier is not None  # every top-K candidate is read
+                rows.append({"idea": idea.id, "paper": m.paper_id, "v_direction": m.verifier.p_direction,
+                             "v_realised": m.verifier.p_realised, "p_direction": m.p_direction,
+                             "p_realised": m.p_realised, "same_problem": m.paper_id in label.get("same_problem", []),
                              "same_approach": m.paper_id in label.get("same_problem_and_approach", []),
                              "judged": m.paper_id in label.get("same_problem", []) + label.get("reviewed", [])})
-            print(f"{len(rows)} pairs, {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
-        seconds = time.perf_counter() - started
 
     pairs = len(rows)
     judged_rows = [r for r in rows if r["judged"]]

@@ -2,7 +2,7 @@
 
 import functools
 import threading
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -33,6 +33,7 @@ class Embedder(Protocol):
     dim: int
     theta: float  # match threshold calibrated for this model only
     sep: str  # joins title/abstract and problem/method
+    tokenizer: Any  # the model's own (Hugging Face) tokenizer: token counts, the window checks
 
     def encode(self, texts: list[str], *, batch_size: int = 32, progress=None) -> np.ndarray:
         """Return an (n, dim) float32 array of L2-normalised vectors."""

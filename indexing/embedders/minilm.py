@@ -175,7 +175,8 @@ class MiniLMEmbedder:
             self.model = _load(str(onnx_dir), device, file_name)
             self.revision = f"gt-{fingerprint}-{variant}"
         self.dim = int(self.model.get_embedding_dimension())
-        self.sep = self.model.tokenizer.sep_token
+        self.tokenizer = self.model.tokenizer
+        self.sep = self.tokenizer.sep_token
         self.max_tokens = int(self.model.max_seq_length)
 
     def spec(self) -> dict:

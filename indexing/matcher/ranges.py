@@ -83,7 +83,7 @@ def check_all(embedder, ideas: Sequence[IdeaFacets],
 
 def token_counts(embedder, ideas: Sequence[IdeaFacets]) -> list[dict[str, int]] | None:
     """Tokens of each embedded facet by the embedder's own tokenizer (None when it exposes none)."""
-    tokenizer = getattr(embedder, "tokenizer", None) or getattr(getattr(embedder, "model", None), "tokenizer", None)
+    tokenizer = getattr(embedder, "tokenizer", None)
     if tokenizer is None:
         return None
     texts = [(i, f, t) for i, idea in enumerate(ideas) for f, t in idea.texts().items()]
