@@ -27,10 +27,9 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from indexing.matcher.decide import rank
+from indexing.matcher.decide import embed, rank
 from indexing.matcher.evaluate import Outcome
-from indexing.matcher.facets import IdeaFacets, encode_facets, one_at_a_time
-from indexing.matcher.ranges import token_counts
+from indexing.matcher.facets import IdeaFacets, encode_facets
 from indexing.matcher.features import Candidates, candidates, queries_of
 from indexing.matcher.model import Logistic
 
@@ -255,10 +254,11 @@ def fit_final(st: Stacked, shape: str, target: float, c: float = C) -> tuple[dic
 def build_candidates(ideas: Sequence[Labelled], corpus, encode, *, n: int, text_only: bool = False,
                      embedder=None) -> list[Candidates]:
     """Each idea's candidate pool over the corpus; with text_only, problem + method are joined into one text. With
-    the embedder, each facet is encoded at its own length as serving encodes it (decide.embed)."""
+    the embedder, the ideas are embedded as serving embeds them (decide.embed: each facet at its own length, through
+    the backend's query path); without it, by `encode`, a facet at a time."""
     shaped = [i.facets.as_text() if text_only else i.facets for i in ideas]
-    vectors = encode_facets(one_at_a_time(encode), shaped, counts=token_counts(embedder, shaped) if embedder else None,
-                            max_tokens=getattr(embedder, "max_tokens", None))
+    vectors = embed(embedder, shaped, "hybrid") if embedder is not None else encode_facets(
+        lambda groups: [encode(g) for g in groups], shaped)
     return [candidates(corpus, vecs, queries_of(corpus.lexical, idea), faceted=idea.faceted, n=n)
             for idea, vecs in zip(shaped, vectors)]
 

@@ -57,11 +57,6 @@ def facets_of(embedder: Embedder, *, problem: str | None = None, method: str | N
     return IdeaFacets(whole, plain=p or m, given="problem" if p else "method")  # one facet only: the text models
 
 
-def one_at_a_time(encode: Callable[[list[str]], np.ndarray]) -> Callable[[list[list[str]]], list[np.ndarray]]:
-    """An encode_many from a plain encode: one call per group, in turn."""
-    return lambda groups: [encode(g) for g in groups]
-
-
 def encode_facets(encode_many: Callable[[list[list[str]]], list[np.ndarray]], ideas: Sequence[IdeaFacets], *,
                   counts: Sequence[dict[str, int]] | None = None,
                   max_tokens: int | None = None) -> list[dict[str, np.ndarray]]:

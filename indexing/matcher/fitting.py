@@ -134,11 +134,8 @@ def fit_hybrid(*, pairs: Sequence[Path], settings: Settings, embedder: Embedder,
     corpus = load_corpus(settings, embedder, progress)
     ideas, skipped = labelled_ideas(pairs, embedder, corpus.position)
 
-    def encode(texts: list[str]) -> np.ndarray:
-        return embedder.encode(texts, batch_size=settings.batch_size)
-
     stacks = {shape: cal.Stacked.of(ideas, cal.build_candidates(
-        ideas, corpus.corpus, encode, n=candidates, text_only=shape == "text", embedder=embedder)) for shape in SHAPES}
+        ideas, corpus.corpus, None, n=candidates, text_only=shape == "text", embedder=embedder)) for shape in SHAPES}
     decisions: dict = {m: {} for m in RULES[RULE]}
     oof: dict = {}
     for shape in SHAPES:
