@@ -80,6 +80,8 @@ class Settings(BaseSettings):
                           description="auto: local where the packaged model and its runtime are installed, else "
                                       "none (embedding-only decisions); local, openai, or none.")
     verifier_top_k: int = Field(5, ge=1, le=50, description="Candidates per idea the verifier reads.")
+    labels_top_k: int = Field(5, ge=1, le=50, description="Candidates per idea the labelling view shows; shown "
+                                                          "candidates left unlabelled count as none.")
     verifier_model_path: Path | None = Field(None, description="A GGUF file for the local verifier instead of the "
                                                                "packaged Qwen2.5-Coder-1.5B-Instruct Q4_K_M.")
     verifier_threads: int = Field(0, ge=0, le=256, description="llama.cpp threads of the local verifier; 0 = one "

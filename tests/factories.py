@@ -134,3 +134,56 @@ def sample_version(home: Path, embedder: Embedder, n: int) -> BuildResult:
     path.write_text("\n".join(SAMPLE_PAPERS.read_text().splitlines()[:n]) + "\n")
     ingest_path(path, db_path=settings.db_path)
     return build_index(settings, embedder=embedder, cutoff=date(2000, 1, 1), until=date(2100, 12, 31))
+
+
+def labels_store(home: Path, *, per_system: int = 40, seed: int = 3) -> dict:
+    """Two systems (run label "r1") of scored ideas with five stored candidates each (papers in the store) and a
+    planted truth per idea: which candidate a reader would call realised or direction (or none). The matcher's
+    calls agree with the truth on most ideas, not all. Returns {idea_id: {"system", "realised", "direction",
+    "papers": [...], "truth": {paper: label}}} and the extra paper "outside-1" no idea lists."""
+    rng = np.random.default_rng(seed)
+    db_path = home / "hindsight.db"
+    migrate(db_path)
+    planted: dict = {}
+    with session_scope(db_path) as session:
+        def paper(pid: str) -> None:
+            session.add(Paper(paper_id=pid, source="test", title=f"Paper {pid}", abstract=f"Abstract of {pid}.",
+                              publication_date=date(2024, 7, 1), date_rule="exact", year=2024, venue="ACL",
+                              citation_count=3, title_key=f"paper {pid} 2024", content_hash=pid))
+        paper("outside-1")
+        for system, p_real, p_dir in (("sys-a", 0.3, 0.5), ("sys-b", 0.15, 0.3)):
+            run = Run(system=system, label="r1")
+            session.add(run)
+            session.flush()
+            for i in range(per_system):
+                idea_id = f"{system}-{i:03d}"
+                idea = Idea(run_id=run.id, idea_id=idea_id, problem=f"Problem {idea_id}", method=f"Method {idea_id}",
+                            title=f"Idea {idea_id}")
+                session.add(idea)
+                session.flush()
+                u = rng.random()
+                kind = "realised" if u < p_real else "direction" if u < p_dir else "none"
+                truth = {f"{idea_id}-c{r}": "none" for r in range(1, 6)}
+                if kind != "none":
+                    truth[f"{idea_id}-c{int(rng.integers(1, 4))}"] = kind
+                right = rng.random() < 0.85  # the matcher agrees with the truth on most ideas
+                called = {p: (lab if right else ("none" if lab != "none" else "direction" if r == 1 else "none"))
+                          for r, (p, lab) in enumerate(truth.items(), 1)}
+                impact = round(float(rng.uniform(0.1, 0.9)), 3)
+                s = Score(idea_pk=idea.pk, score=impact if "realised" in called.values() else 0.0,
+                          matched="realised" in called.values(), model="test-model", theta=0.5, index_version="v1",
+                          cutoff=date(2023, 6, 1), window_end=date(2025, 12, 31), top_k=5, matcher="hybrid",
+                          n_direction_matches=sum(v != "none" for v in called.values()))
+                session.add(s)
+                session.flush()
+                for r, (pid, lab) in enumerate(called.items(), 1):
+                    paper(pid)
+                    session.add(Match(score_id=s.id, rank=r, paper_id=pid, title=f"Paper {pid}", venue="ACL",
+                                      year=2024, citations=3, similarity=round(0.9 - 0.05 * r, 3), impact=impact,
+                                      above_threshold=lab == "realised", realised=lab == "realised",
+                                      direction=lab != "none", p_realised=0.9 if lab == "realised" else 0.1,
+                                      p_direction=0.9 if lab != "none" else 0.1,
+                                      evidence_sentence=f"Evidence sentence of {pid}."))
+                planted[idea_id] = {"system": system, "realised": kind == "realised",
+                                    "direction": kind != "none", "impact": impact, "truth": truth}
+    return planted

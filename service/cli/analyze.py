@@ -85,8 +85,18 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
             cutoff: str = CutoffOpt, until: str = UntilOpt, pool_windows: bool = PoolOpt,
             n_resamples: int = typer.Option(2000, help="Bootstrap resamples."),
             seed: int = typer.Option(0, help="Bootstrap seed."),
+            labels: bool = typer.Option(False, "--labels", help="Estimates from people's labels of random draws: "
+                                                                "matcher, labels_only and ppi (docs/labels.md)."),
+            confidence: float = typer.Option(0.95, "--confidence", min=0.5, max=0.999, help="With --labels."),
+            predictor: str = typer.Option("decision", "--predictor", help="With --labels: decision, probability "
+                                                                          "or cosine (fixed in advance)."),
+            annotator: str = typer.Option(None, "--annotator", help="With --labels: whose labels (default: the "
+                                                                    "first to label)."),
             json_out: bool = JsonOpt, csv_file: Path = CsvOpt, table: str = TableOpt, plot: Path = PlotOpt) -> None:
     """Per system: ideas, mean HindSight score with a bootstrap 95% CI, match rate, judge means; pairwise tests."""
+    if labels:
+        _labelled(run, system, by, level, cutoff, until, pool_windows, confidence, predictor, annotator, json_out)
+        return
     settings = ready_settings()
     fmt = _plot_format(plot) if plot else None
     try:
@@ -117,6 +127,60 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
             c.add_row(f"{row['a']} vs {row['b']}", measure, _fmt(row["mean_a"]), _fmt(row["mean_b"]),
                       _pval(row["mannwhitney_p"]), _pval(row["welch_p"]), _fmt(row["effect_size"]["value"], 2))
         console.print(c)
+
+
+def _ci(e: dict) -> str:
+    return "–" if e["value"] is None else f"{e['value']:.3f} [{e['ci'][0]:.3f}, {e['ci'][1]:.3f}]"
+
+
+def _labelled(run, system, by, level, cutoff, until, pool, confidence, predictor, annotator, json_out) -> None:
+    """`analyze systems --labels`: the three estimates per group and metric, the differences, the agreement."""
+    from service.labels.estimates import labelled_summary  # numpy-heavy and only for this option
+
+    settings = ready_settings()
+    try:
+        with session_scope(settings.db_path) as session:
+            answer = labelled_summary(session, selection=_selection(session, run, system, by, cutoff, until, pool,
+                                                                    level),
+                                      confidence=confidence, predictor=predictor, annotator=annotator,
+                                      shown=settings.labels_top_k, indexes_dir=settings.indexes_dir)
+    except AnalysisError as exc:
+        fail(str(exc))
+    if json_out:
+        print_json(answer)
+        return
+    _print_warnings(answer)
+    pct = f"{100 * confidence:g}%"
+    t = Table("group", "measure", "matcher", f"labels_only ({pct})", f"ppi ({pct})", "labelled", "unlabelled",
+              "+labels to halve", title=f"estimates from {answer['annotator']}'s labels, predictor: "
+                                        f"{answer['predictor']['name']}")
+    for g in answer["groups"]:
+        for m in ("realised_rate", "direction_rate", "mean_score"):
+            e = g[m]
+            t.add_row(g["group"], m, _fmt(e["matcher"]), _ci(e["labels_only"]), _ci(e["ppi"]), str(e["n_labelled"]),
+                      str(e["n_unlabelled"]), str(e["labels_to_halve"] if e["labels_to_halve"] is not None else "–"))
+    console.print(t)
+    for d in answer["differences"]:
+        for m in ("realised_rate", "direction_rate", "mean_score"):
+            console.print(f"{d['a']} - {d['b']} {m}: matcher {_fmt(d[m]['matcher'])}, labels_only "
+                          f"{_ci(d[m]['labels_only'])}, ppi {_ci(d[m]['ppi'])}", highlight=False)
+    c = Table("group", "who", "level", "decision", "tp", "fp", "fn", "tn", "precision", "recall",
+              title="the matcher on the labels")
+    for name, a in [("all", answer["agreement"]["overall"]), *answer["agreement"]["groups"].items()]:
+        for who in ("matcher", "verifier"):
+            if not a.get(who):
+                continue
+            for level_ in ("pair", "idea"):
+                for dec, k in a[who][level_].items():
+                    c.add_row(name, who, level_, dec, *(str(k[x]) for x in ("tp", "fp", "fn", "tn")),
+                              _fmt(k["precision"], 2), _fmt(k["recall"], 2))
+    console.print(c)
+    for k in answer["agreement"]["annotators"]:
+        console.print(f"{k['a']} vs {k['b']} on {k['ideas']} ideas: pair kappa {_fmt(k['pair']['kappa'], 2)} "
+                      f"({k['pair']['agree']} of {k['pair']['n']} agree); idea kappa realised "
+                      f"{_fmt(k['idea']['realised']['kappa'], 2)}, "
+                      f"direction {_fmt(k['idea']['direction']['kappa'], 2)}",
+                      highlight=False)
 
 
 @app.command("correlations")

@@ -1,0 +1,111 @@
+"""`hindsight label draw|import|export|status`."""
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from indexing.db import session_scope
+from service.cli.common import JsonOpt, console, fail, print_json, ready_settings
+from service.labels.draws import LabelError, draw as draw_ideas, status as draw_status
+from service.labels.store import FORMATS, ImportRejected, export_labels, import_labels
+
+app = typer.Typer(help="Label a random draw of a run's ideas; import and export labels.", no_args_is_help=True)
+RunOpt = typer.Option(..., "--run", help="Run id or label (a label names every system's run with it).")
+SystemOpt = typer.Option(None, "--system", help="Only this system's run.")
+
+
+@app.command()
+def draw(run: str = RunOpt, n: int = typer.Option(..., "--n", min=1, help="Ideas to draw from each system's run."),
+         seed: int | None = typer.Option(None, "--seed", min=0,
+                                         help="Random seed (a random one, stored, when absent)."),
+         system: str | None = SystemOpt, json_out: bool = JsonOpt) -> None:
+    """Draw N ideas at random from each system's scored ideas not drawn yet, and store the draw."""
+    settings = ready_settings()
+    try:
+        with session_scope(settings.db_path) as session:
+            answer = draw_ideas(session, run=run, n=n, seed=seed, system=system)
+    except LabelError as exc:
+        fail(str(exc))
+    if json_out:
+        print_json(answer)
+        return
+    for d in answer["draws"]:
+        console.print(f"draw {d['draw']}: {d['n']} of {d['available']} undrawn ideas of {d['system']}/{d['run']} "
+                      f"(run {d['run_id']}, {d['population']} scored), seed {d['seed']}", highlight=False)
+
+
+@app.command("import")
+def import_(file: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True),
+            run: str | None = typer.Option(None, "--run", help="Run for rows that name none (needed for the judged "
+                                                                 "format)."),
+            system: str | None = SystemOpt,
+            annotator: str | None = typer.Option(None, "--annotator", help="Annotator for rows that name none."),
+            fmt: str = typer.Option("auto", "--format", help=f"{' | '.join(FORMATS)}: labels rows "
+                                                            "{run, idea_id, paper_id, label, annotator} or the "
+                                                            "judged format (idea, reviewed, same_problem, "
+                                                            "same_problem_and_approach)."),
+            json_out: bool = JsonOpt) -> None:
+    """Import labels: the whole file is checked first; any bad row rejects it and nothing is written."""
+    settings = ready_settings()
+    try:
+        with session_scope(settings.db_path) as session:
+            report = import_labels(session, file.read_bytes(), name=str(file), fmt=fmt, run=run, system=system,
+                                   annotator=annotator)
+    except ImportRejected as exc:
+        if json_out:
+            print_json(exc.report.as_dict())
+        fail(str(exc))
+    if json_out:
+        print_json(report.as_dict())
+        return
+    console.print(f"{file}: {report.labels} labels of {report.ideas} ideas by {', '.join(report.annotators)} "
+                  f"({report.inserted} new, {report.updated} changed, {report.unchanged} unchanged); "
+                  f"{report.ideas_outside_draws} of the ideas are in no draw (kept, not in estimates)",
+                  highlight=False)
+
+
+@app.command()
+def export(run: str = RunOpt, system: str | None = SystemOpt,
+           out: Path | None = typer.Option(None, "--out", dir_okay=False,
+                                           help="Write here instead of stdout.")) -> None:
+    """Write the run's labels as the JSONL that `hindsight label import` reads."""
+    settings = ready_settings()
+    try:
+        with session_scope(settings.db_path) as session:
+            rows = export_labels(session, run=run, system=system)
+    except LabelError as exc:
+        fail(str(exc))
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    if out:
+        out.write_text(text, encoding="utf-8")
+        console.print(f"wrote {len(rows)} labels to {out}", highlight=False)
+    else:
+        typer.echo(text, nl=False)
+
+
+@app.command()
+def status(run: str = RunOpt, system: str | None = SystemOpt, json_out: bool = JsonOpt) -> None:
+    """Per draw: ideas labelled of drawn, per annotator; labels of ideas outside any draw."""
+    settings = ready_settings()
+    try:
+        with session_scope(settings.db_path) as session:
+            answer = draw_status(session, run=run, system=system)
+    except LabelError as exc:
+        fail(str(exc))
+    if json_out:
+        print_json(answer)
+        return
+    t = Table("system/run", "draw", "seed", "drawn", "labelled (per annotator)", title=f"labels of run {run}")
+    for s in answer["strata"]:
+        for d in s["draws"]:
+            done = ", ".join(f"{a}: {n} of {d['n']}" for a, n in d["labelled"].items()) or "none yet"
+            t.add_row(f"{s['system']}/{s['run']}", str(d["draw"]), str(d["seed"]), f"{d['n']} of {s['scored']}", done)
+        if not s["draws"]:
+            t.add_row(f"{s['system']}/{s['run']}", "–", "–", f"0 of {s['scored']}", "no draw yet")
+    console.print(t)
+    for s in answer["strata"]:
+        for a, v in s["outside_draws"].items():
+            console.print(f"{s['system']}/{s['run']}: {a} labelled {v['ideas']} ideas outside any draw "
+                          f"({v['labels']} labels): kept, not used in estimates", highlight=False)

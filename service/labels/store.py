@@ -1,0 +1,317 @@
+"""Labels in and out: a whole-file import validated before anything is written (one transaction), the export that
+import reads back, and one label written at a time (the labelling view)."""
+
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.dialects.sqlite import insert
+from sqlalchemy.orm import Session
+
+from indexing.models import Idea, Match, Paper, Run, Score, utcnow
+from service.labels.draws import LabelError, runs_of
+from service.labels.models import LABELS, DrawIdea, Label
+
+FORMATS = ("auto", "labels", "judged")
+LABEL_FIELDS = {"run", "system", "idea_id", "paper_id", "label", "annotator", "time"}
+JUDGED_LISTS = ("reviewed", "same_problem", "same_problem_and_approach")
+MAX_ERRORS = 200
+
+
+@dataclass
+class RowError:
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: field '{self.field}': {self.message}"
+
+
+@dataclass
+class ImportReport:
+    file: str
+    format: str = ""
+    rows: int = 0
+    labels: int = 0
+    inserted: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    written: bool = False
+    annotators: list[str] = field(default_factory=list)
+    ideas: int = 0
+    ideas_outside_draws: int = 0
+    errors: list[RowError] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        out["errors"] = [asdict(e) | {"text": str(e)} for e in self.errors]
+        return out
+
+
+class ImportRejected(Exception):
+    """The file had invalid rows: nothing was written."""
+
+    def __init__(self, report: ImportReport) -> None:
+        shown = "\n".join(f"  {e}" for e in report.errors[:20])
+        more = f"\n  ... and {len(report.errors) - 20} more" if len(report.errors) > 20 else ""
+        super().__init__(f"{report.file}: rejected, nothing written ({len(report.errors)} error(s)):\n{shown}{more}")
+        self.report = report
+
+
+@dataclass
+class _Pair:
+    line: int
+    idea_pk: int
+    paper_id: str
+    annotator: str
+    label: str
+    time: datetime | None
+
+
+class _Ideas:
+    """Idea lookups per run reference, each run reference resolved once."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.cache: dict[tuple[str, str | None], dict[str, list[int]] | str] = {}
+
+    def find(self, run: str, system: str | None, idea_id: str) -> int | str:
+        """The idea's pk, or what is wrong as a message (field named by the caller)."""
+        key = (run, system)
+        if key not in self.cache:
+            try:
+                strata = runs_of(self.session, run, system)
+            except LabelError as exc:
+                self.cache[key] = exc.message
+            else:
+                index: dict[str, list[int]] = {}
+                for pk, iid in self.session.execute(select(Idea.pk, Idea.idea_id).where(
+                        Idea.run_id.in_([r.id for r in strata]))):
+                    index.setdefault(iid, []).append(pk)
+                self.cache[key] = index
+        found = self.cache[key]
+        if isinstance(found, str):
+            return found
+        pks = found.get(idea_id, [])
+        if not pks:
+            return f"run {run!r}" + (f" (system {system!r})" if system else "") + f" has no idea {idea_id!r}"
+        if len(pks) > 1:
+            return f"idea {idea_id!r} is in several systems' runs labelled {run!r}: add \"system\""
+        return pks[0]
+
+
+def _text(value: object, limit: int = 255) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() and len(value) <= limit else None
+
+
+def _when(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        raise ValueError("expected an ISO date-time string")
+    when = datetime.fromisoformat(value)
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def _aware(when: datetime) -> datetime:
+    """SQLite hands back naive times; they were written in UTC."""
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def _parse(session: Session, data: bytes, *, fmt: str, run: str | None, system: str | None,
+           annotator: str | None, report: ImportReport) -> list[_Pair]:
+    """Every pair the file labels; every fault into the report, by line and field."""
+    errors = report.errors
+
+    def bad(line: int, name: str, message: str) -> None:
+        if len(errors) < MAX_ERRORS:
+            errors.append(RowError(line, name, message))
+
+    if fmt not in FORMATS:
+        bad(0, "format", f"expected one of {', '.join(FORMATS)}, got {fmt!r}")
+        return []
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        bad(1, "<file>", f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+        return []
+    ideas = _Ideas(session)
+    pairs: list[_Pair] = []
+    formats: set[str] = set()
+    for line, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        report.rows += 1
+        try:
+            row = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            bad(line, "<json>", f"not a JSON object ({exc.msg} at column {exc.colno})")
+            continue
+        if not isinstance(row, dict):
+            bad(line, "<json>", "not a JSON object")
+            continue
+        kind = fmt if fmt != "auto" else ("judged" if "idea" in row or "reviewed" in row else "labels")
+        formats.add(kind)
+        who = row.get("annotator", annotator) if kind == "labels" else annotator
+        who_ok = _text(who, 128)
+        if who_ok is None:
+            bad(line, "annotator", "missing: give it in the row or with --annotator" if who is None
+                else f"expected a non-empty string of at most 128 characters, got {str(who)[:40]!r}")
+        if kind == "labels":
+            unknown = sorted(set(row) - LABEL_FIELDS)
+            if unknown:
+                bad(line, unknown[0], f"unknown field (expected {', '.join(sorted(LABEL_FIELDS))})")
+            run_ref = row.get("run", run)
+            sys_ref = row.get("system", system)
+            idea_id, paper_id, label = row.get("idea_id"), row.get("paper_id"), row.get("label")
+            when = None
+            if "time" in row:
+                try:
+                    when = _when(row["time"])
+                except ValueError as exc:
+                    bad(line, "time", str(exc))
+            if label not in LABELS:
+                bad(line, "label", f"expected one of {', '.join(LABELS)}, got {str(label)[:40]!r}")
+            if _text(paper_id) is None:
+                bad(line, "paper_id", "missing or not a non-empty string")
+            wanted = [(str(paper_id).strip() if isinstance(paper_id, str) else "", str(label))]
+        else:
+            run_ref, sys_ref, idea_id, when = run, system, row.get("idea"), None
+            lists: dict[str, list[str]] = {}
+            for name in JUDGED_LISTS:
+                value = row.get(name, [])
+                if not isinstance(value, list) or not all(_text(v) for v in value):
+                    bad(line, name, "expected a list of paper ids")
+                    value = []
+                lists[name] = [v.strip() for v in value]
+            realised, direction = set(lists["same_problem_and_approach"]), set(lists["same_problem"])
+            seen = list(dict.fromkeys(lists["reviewed"] + lists["same_problem"] + lists["same_problem_and_approach"]))
+            wanted = [(p, "realised" if p in realised else "direction" if p in direction else "none") for p in seen]
+        if _text(run_ref) is None:
+            bad(line, "run", "missing: give it in the row or with --run")
+            continue
+        if sys_ref is not None and _text(sys_ref) is None:
+            bad(line, "system", "expected a non-empty string")
+            continue
+        if _text(idea_id) is None:
+            bad(line, "idea_id" if kind == "labels" else "idea", "missing or not a non-empty string")
+            continue
+        found = ideas.find(str(run_ref).strip(), sys_ref, str(idea_id).strip())
+        if isinstance(found, str):
+            bad(line, "run" if found.startswith("no run") else "idea_id" if kind == "labels" else "idea", found)
+            continue
+        if who_ok is None or any(p == "" or lab not in LABELS for p, lab in wanted):
+            continue
+        pairs += [_Pair(line, found, p, who_ok, lab, when) for p, lab in wanted]
+    report.format = "+".join(sorted(formats)) or fmt
+    _check_papers(session, pairs, bad)
+    _check_repeats(pairs, bad)
+    return pairs
+
+
+def _check_papers(session: Session, pairs: list[_Pair], bad) -> None:
+    """A label may name any paper of the store or any stored candidate of its idea; anything else is unknown."""
+    ids = sorted({p.paper_id for p in pairs})
+    known: set[str] = set()
+    for start in range(0, len(ids), 500):  # SQLite caps bound parameters
+        chunk = ids[start:start + 500]
+        known |= set(session.scalars(select(Paper.paper_id).where(Paper.paper_id.in_(chunk))))
+    missing = {p.paper_id for p in pairs} - known
+    if not missing:
+        return
+    pks = sorted({p.idea_pk for p in pairs if p.paper_id in missing})
+    shown: set = set()
+    for start in range(0, len(pks), 500):
+        shown |= set(session.execute(select(Score.idea_pk, Match.paper_id).join(Match, Match.score_id == Score.id)
+                                     .where(Score.idea_pk.in_(pks[start:start + 500]))).all())
+    for p in pairs:
+        if p.paper_id in missing and (p.idea_pk, p.paper_id) not in shown:
+            bad(p.line, "paper_id", f"unknown paper {p.paper_id!r}: not in the paper store nor among the idea's "
+                                    "stored candidates")
+
+
+def _check_repeats(pairs: list[_Pair], bad) -> None:
+    first: dict[tuple[int, str, str], _Pair] = {}
+    for p in pairs:
+        key = (p.idea_pk, p.paper_id, p.annotator)
+        if key in first and first[key].label != p.label:
+            bad(p.line, "label", f"{p.label!r} contradicts line {first[key].line} ({first[key].label!r}) for the same "
+                                 f"idea, paper {p.paper_id!r} and annotator {p.annotator!r}")
+        first.setdefault(key, p)
+
+
+def import_labels(session: Session, data: bytes, *, name: str, fmt: str = "auto", run: str | None = None,
+                  system: str | None = None, annotator: str | None = None) -> ImportReport:
+    """Validate the whole file, then upsert every label in one transaction; any fault writes nothing."""
+    report = ImportReport(file=name)
+    pairs = _parse(session, data, fmt=fmt, run=run, system=system, annotator=annotator, report=report)
+    if report.errors:
+        session.rollback()
+        raise ImportRejected(report)
+    unique = list({(p.idea_pk, p.paper_id, p.annotator): p for p in pairs}.values())
+    pks = sorted({p.idea_pk for p in unique})
+    existing: dict[tuple[int, str, str], Label] = {}
+    drawn: set[int] = set()
+    for start in range(0, len(pks), 500):
+        chunk = pks[start:start + 500]
+        for lab in session.scalars(select(Label).where(Label.idea_pk.in_(chunk))):
+            existing[(lab.idea_pk, lab.paper_id, lab.annotator)] = lab
+        drawn |= set(session.scalars(select(DrawIdea.idea_pk).where(DrawIdea.idea_pk.in_(chunk))))
+    now = utcnow()
+    for p in unique:
+        old = existing.get((p.idea_pk, p.paper_id, p.annotator))
+        if old is None:
+            session.add(Label(idea_pk=p.idea_pk, paper_id=p.paper_id, annotator=p.annotator, label=p.label,
+                              created_at=p.time or now, updated_at=p.time or now))
+            report.inserted += 1
+        elif old.label != p.label or (p.time is not None and _aware(old.updated_at) != p.time):
+            old.label, old.updated_at = p.label, p.time or now
+            report.updated += 1
+        else:
+            report.unchanged += 1
+    session.commit()
+    report.labels = len(unique)
+    report.written = True
+    report.annotators = sorted({p.annotator for p in unique})
+    report.ideas = len(pks)
+    report.ideas_outside_draws = len(set(pks) - drawn)
+    return report
+
+
+def export_labels(session: Session, *, run: str, system: str | None = None) -> list[dict]:
+    """Every label of the run's ideas as the JSONL rows import reads (with each label's time)."""
+    strata = {r.id: r for r in runs_of(session, run, system)}
+    rows = session.execute(select(Label, Idea.idea_id, Idea.run_id).join(Idea, Idea.pk == Label.idea_pk)
+                           .where(Idea.run_id.in_(list(strata)))
+                           .order_by(Idea.run_id, Idea.idea_id, Label.annotator, Label.paper_id)).all()
+    out = []
+    for lab, idea_id, run_id in rows:
+        stratum: Run = strata[run_id]
+        when = _aware(lab.updated_at)
+        out.append({"run": stratum.label, "system": stratum.system, "idea_id": idea_id, "paper_id": lab.paper_id,
+                    "label": lab.label, "annotator": lab.annotator, "time": when.isoformat()})
+    return out
+
+
+def write_label(session: Session, *, run: str, idea_id: str, paper_id: str, label: str, annotator: str,
+                system: str | None = None) -> dict[str, Any]:
+    """Write one label at once (insert or replace, atomic in SQLite), so a closed tab loses nothing."""
+    report = ImportReport(file="label")
+    row = {"run": run, "idea_id": idea_id, "paper_id": paper_id, "label": label, "annotator": annotator}
+    if system is not None:
+        row["system"] = system
+    pairs = _parse(session, json.dumps(row).encode(), fmt="labels", run=None, system=None, annotator=None,
+                   report=report)
+    if report.errors:
+        e = report.errors[0]
+        raise LabelError(e.field, e.message, 404 if e.field in ("run", "idea_id") else 422)
+    p = pairs[0]
+    now = utcnow()
+    session.execute(insert(Label).values(idea_pk=p.idea_pk, paper_id=p.paper_id, annotator=p.annotator,
+                                         label=p.label, created_at=now, updated_at=now)
+                    .on_conflict_do_update(index_elements=["idea_pk", "paper_id", "annotator"],
+                                           set_={"label": p.label, "updated_at": now}))
+    session.commit()
+    return {"idea_pk": p.idea_pk, "idea_id": idea_id, "paper_id": p.paper_id, "annotator": p.annotator,
+            "label": p.label, "time": now.isoformat()}

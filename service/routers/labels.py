@@ -1,0 +1,150 @@
+"""Labels: draws, the labelling view's items, one label at a time, import and export (writes need the admin token),
+and the prediction-powered estimates."""
+
+import json
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, File, HTTPException, Query, UploadFile
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
+
+from indexing.db import session_scope
+from indexing.settings import Settings
+from service.analyses.selection import AnalysisError, Selection
+from service.deps import AdminDep, SessionDep, SettingsDep
+from service.errors import ADMIN, BODY, errors
+from service.labels.draws import LabelError, draw, item, status
+from service.labels.estimates import labelled_summary
+from service.labels.models import LABELS
+from service.labels.store import ImportRejected, ImportReport, export_labels, import_labels, write_label
+
+router = APIRouter(prefix="/v1/labels", tags=["labels"])
+Name = Annotated[str, Field(min_length=1, max_length=255)]
+RunRef = Annotated[str, Query(min_length=1, max_length=255, description="Run id, or label (every system's run "
+                                                                         "with it).")]
+SystemRef = Annotated[str | None, Query(min_length=1, max_length=255, description="Only this system's run.")]
+
+
+class DrawRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    run: Name = Field(description="Run id or label.")
+    n: int = Field(ge=1, le=100_000, description="Ideas to draw from each system's run.")
+    seed: int | None = Field(None, ge=0, le=2**63 - 1, description="Random seed (a random one, stored, when absent).")
+    system: Name | None = None
+
+
+class LabelRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    run: Name
+    system: Name | None = None
+    idea_id: Name
+    paper_id: Name
+    label: Literal[LABELS]  # type: ignore[valid-type]
+    annotator: Annotated[str, Field(min_length=1, max_length=128)]
+
+
+def _fail(exc: LabelError | AnalysisError) -> HTTPException:
+    return HTTPException(exc.status, str(exc))
+
+
+@router.post("/draws", dependencies=[AdminDep], status_code=201, responses=errors(*ADMIN, *BODY, 404, 409, 422))
+def make_draw(req: DrawRequest, session: SessionDep) -> dict:
+    """Draw n ideas at random from each system's scored ideas of the run not drawn yet, and store the draw."""
+    try:
+        return draw(session, run=req.run, n=req.n, seed=req.seed, system=req.system)
+    except LabelError as exc:
+        raise _fail(exc) from None
+
+
+@router.get("/status", responses=errors(404, 422, 503))
+def draws_status(session: SessionDep, run: RunRef, system: SystemRef = None) -> dict:
+    """Per draw, ideas labelled of drawn per annotator; labels of ideas outside any draw."""
+    try:
+        return status(session, run=run, system=system)
+    except LabelError as exc:
+        raise _fail(exc) from None
+
+
+@router.get("/draws/{draw_id}/item", responses=errors(404, 422, 503))
+def draw_item(draw_id: Annotated[int, Field(ge=1, le=2**63 - 1)], session: SessionDep, settings: SettingsDep,
+              annotator: Annotated[str, Query(min_length=1, max_length=128)],
+              position: Annotated[int | None, Query(ge=1, le=10**9, description="This position; the annotator's "
+                                                                                 "first unlabelled one when absent.")]
+              = None,
+              top_k: Annotated[int | None, Query(ge=1, le=50, description="Candidates shown (HINDSIGHT_LABELS_TOP_K "
+                                                                         "when absent).")] = None) -> dict:
+    """One drawn idea to label: its problem, method, top K candidates with evidence, the annotator's labels."""
+    try:
+        return item(session, draw_id=draw_id, annotator=annotator, top_k=top_k or settings.labels_top_k,
+                    position=position)
+    except LabelError as exc:
+        raise _fail(exc) from None
+
+
+@router.post("", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 404, 422, 503))
+def label_one(req: LabelRequest, session: SessionDep) -> dict:
+    """Write one label now (insert or replace): a closed tab loses nothing written before it."""
+    try:
+        return write_label(session, run=req.run, system=req.system, idea_id=req.idea_id, paper_id=req.paper_id,
+                           label=req.label, annotator=req.annotator)
+    except LabelError as exc:
+        raise _fail(exc) from None
+
+
+def _import(data: bytes, *, settings: Settings, **options) -> ImportReport:
+    with session_scope(settings.db_path) as session:  # its own transaction, committed before the answer
+        return import_labels(session, data, **options)
+
+
+@router.post("/import", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 422, 503))
+async def import_file(file: Annotated[UploadFile, File(description="JSONL labels rows or the judged format.",
+                                                      json_schema_extra={"minLength": 1})],
+                      settings: SettingsDep,
+                      format: Annotated[Literal["auto", "labels", "judged"], Query()] = "auto",
+                      run: Annotated[str | None, Query(min_length=1, max_length=255)] = None,
+                      system: SystemRef = None,
+                      annotator: Annotated[str | None, Query(min_length=1, max_length=128)] = None) -> dict:
+    """Import a labels file; any bad row rejects it (422, errors by line and field) and nothing is written."""
+    limit = settings.max_upload_bytes
+    data = await file.read(limit + 1)
+    if len(data) > limit:
+        raise HTTPException(413, f"upload exceeds the limit of {limit} bytes (HINDSIGHT_MAX_UPLOAD_BYTES)")
+    try:
+        report = await run_in_threadpool(_import, data, settings=settings, name=file.filename or "upload",
+                                         fmt=format, run=run, system=system, annotator=annotator)
+    except ImportRejected as exc:
+        raise HTTPException(422, {"message": str(exc).splitlines()[0], **exc.report.as_dict()}) from None
+    return report.as_dict()
+
+
+@router.get("/export", responses={**errors(404, 422, 503), 200: {
+    "description": "JSONL, one label per line.", "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}})
+def export(session: SessionDep, run: RunRef, system: SystemRef = None) -> Response:
+    """The run's labels as the JSONL that import reads."""
+    try:
+        rows = export_labels(session, run=run, system=system)
+    except LabelError as exc:
+        raise _fail(exc) from None
+    return Response("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                    media_type="application/x-ndjson")
+
+
+@router.get("/estimates", responses=errors(404, 409, 422, 503))
+def estimates(session: SessionDep, settings: SettingsDep,
+              runs: Annotated[list[Annotated[int, Field(ge=1, le=2**63 - 1)]],
+                              Query(description="Run ids (repeat); all when absent.")] = [],
+              systems: Annotated[list[str], Query(description="Systems (repeat); all when absent.")] = [],
+              group_by: Annotated[Literal["system", "run"], Query()] = "system",
+              confidence: Annotated[float, Query(ge=0.5, lt=1)] = 0.95,
+              predictor: Annotated[Literal["decision", "probability", "cosine"], Query()] = "decision",
+              annotator: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
+              pool_windows: bool = False) -> dict:
+    """`hindsight analyze systems --labels`: per group the matcher's figure, labels_only and ppi with intervals, the
+    differences between groups, and the matcher's agreement with the labels."""
+    selection = Selection(runs=tuple(runs), systems=tuple(systems), group_by=group_by, pool_windows=pool_windows)
+    try:
+        return labelled_summary(session, selection=selection, confidence=confidence, predictor=predictor,
+                                annotator=annotator, shown=settings.labels_top_k, indexes_dir=settings.indexes_dir)
+    except AnalysisError as exc:
+        raise _fail(exc) from None

@@ -1,0 +1,235 @@
+// Labelling view (one drawn idea at a time, each choice written at once) and the estimates panel (matcher,
+// labels_only and ppi with their intervals). Uses el, $, fmt, getJSON from dashboard.js.
+"use strict";
+
+const lab = { item: null, selected: 0, drawId: null };
+const LABEL_KEYS = { r: "realised", d: "direction", n: "none" };
+
+function labStore(key, value) {
+  if (value === undefined) return localStorage.getItem(`hindsight.labels.${key}`) || "";
+  localStorage.setItem(`hindsight.labels.${key}`, value);
+  return value;
+}
+
+function labMessage(text, isError = false) {
+  const box = $("labels-message");
+  box.textContent = text || "";
+  box.className = isError ? "error" : "muted";
+  box.hidden = !text;
+}
+
+async function labSend(url, body) {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Authorization: `Bearer ${$("labels-token").value.trim()}` },
+    body: JSON.stringify(body),
+  });
+  const answer = await res.json().catch(() => ({}));
+  if (!res.ok) {
+    const detail = typeof answer.detail === "string" ? answer.detail : JSON.stringify(answer.detail ?? answer);
+    throw new Error(`${res.status}: ${detail}`);
+  }
+  return answer;
+}
+
+function highlighted(text, sentences) {
+  // the abstract with the evidence sentences marked
+  const marks = sentences.filter((s) => s && text.includes(s));
+  if (!marks.length) return [text];
+  const parts = [];
+  let rest = text;
+  while (rest) {
+    const hits = marks.map((s) => [rest.indexOf(s), s]).filter(([i]) => i >= 0).sort((a, b) => a[0] - b[0]);
+    if (!hits.length) { parts.push(rest); break; }
+    const [i, s] = hits[0];
+    if (i > 0) parts.push(rest.slice(0, i));
+    parts.push(el("mark", {}, s));
+    rest = rest.slice(i + s.length);
+  }
+  return parts;
+}
+
+async function labRuns() {
+  const runs = await getJSON("/v1/runs");
+  const select = $("labels-run");
+  select.replaceChildren(...runs.map((r) => el("option", { value: String(r.id) }, `${r.system} / ${r.label} (run ${r.id})`)));
+  const saved = labStore("run");
+  if (saved && runs.some((r) => String(r.id) === saved)) select.value = saved;
+  await labDraws();
+}
+
+async function labDraws() {
+  const run = $("labels-run").value;
+  const select = $("labels-draw");
+  if (!run) { select.replaceChildren(); return; }
+  labStore("run", run);
+  const status = await getJSON(`/v1/labels/status?run=${encodeURIComponent(run)}`);
+  const draws = status.strata.flatMap((s) => s.draws);
+  select.replaceChildren(...draws.map((d) => el("option", { value: String(d.draw) },
+    `draw ${d.draw}: ${d.n} of ${d.population} ideas (seed ${d.seed})`)));
+  const saved = labStore("draw");
+  if (saved && draws.some((d) => String(d.draw) === saved)) select.value = saved;
+  $("labels-empty").hidden = draws.length > 0;
+  await labLoad();
+}
+
+async function labLoad(position) {
+  const draw = $("labels-draw").value;
+  const annotator = $("labels-annotator").value.trim();
+  lab.drawId = draw;
+  if (!draw) { $("labels-card").replaceChildren(); $("labels-progress").textContent = ""; return; }
+  labStore("draw", draw);
+  if (!annotator) { labMessage("Enter your name as annotator to start.", true); return; }
+  const p = new URLSearchParams({ annotator, top_k: $("labels-topk").value || "5" });
+  if (position) p.set("position", String(position));
+  const item = await getJSON(`/v1/labels/draws/${draw}/item?${p}`);
+  lab.item = item;
+  lab.selected = 0;
+  labRender();
+}
+
+function labRender() {
+  const item = lab.item;
+  const annotator = item.annotator;
+  $("labels-progress").textContent = `${item.progress.labelled} of ${item.progress.drawn} ideas labelled by ${annotator}`;
+  $("labels-section").dataset.labelled = String(item.progress.labelled);
+  const card = $("labels-card");
+  if (!item.idea) {
+    card.replaceChildren(el("p", { class: "notice" }, `Every idea of draw ${item.draw.draw} is labelled by ${annotator}.`));
+    return;
+  }
+  const idea = item.idea;
+  card.dataset.idea = idea.idea_id;
+  const rows = idea.candidates.map((c, i) => {
+    const current = idea.labels[c.paper_id] || "";
+    const buttons = ["realised", "direction", "none"].map((choice) => el("button", {
+      type: "button", class: `choice${current === choice ? " chosen" : ""}`, "data-choice": choice,
+      "aria-pressed": String(current === choice),
+      onclick: () => labWrite(i, choice),
+    }, `${choice} (${choice[0]})`));
+    return el("div", { class: `candidate${i === lab.selected ? " selected" : ""}`, "data-paper": c.paper_id,
+      "data-label": current, onclick: () => { lab.selected = i; labRender(); } },
+      el("div", { class: "cand-head" }, el("b", {}, `${i + 1}. ${c.title}`),
+        el("span", { class: "muted" }, ` ${c.venue || ""} ${c.year || ""} · cosine ${fmt(c.similarity, 2)}` +
+          (c.p_direction !== null ? ` · p direction ${fmt(c.p_direction, 2)}` : ""))),
+      el("p", { class: "abstract" }, highlighted(c.abstract || "", [c.evidence_sentence, c.problem_sentence])),
+      el("div", { class: "choices" }, buttons));
+  });
+  card.replaceChildren(
+    el("h3", {}, `${idea.position}. ${idea.title || idea.idea_id}`),
+    el("p", { class: "muted" }, idea.idea_id),
+    el("p", {}, el("b", {}, "Problem: "), idea.problem || idea.text || ""),
+    el("p", {}, el("b", {}, "Method: "), idea.method || ""),
+    el("div", { class: "candidates" }, rows),
+    el("div", { class: "choices" },
+      el("button", { type: "button", id: "labels-none-all", onclick: labNoneOfThese }, "none of these (x)"),
+      el("button", { type: "button", id: "labels-prev", onclick: () => labLoad(Math.max(1, idea.position - 1)) }, "previous (p)"),
+      el("button", { type: "button", id: "labels-next", onclick: () => labLoad() }, "next unlabelled (→)")),
+  );
+}
+
+async function labWrite(index, choice) {
+  const idea = lab.item.idea;
+  const c = idea.candidates[index];
+  try {
+    await labSend("/v1/labels", { run: String(lab.item.draw.run_id), idea_id: idea.idea_id, paper_id: c.paper_id,
+      label: choice, annotator: lab.item.annotator });
+  } catch (err) { labMessage(`not saved: ${err.message}`, true); return; }
+  labMessage("");
+  if (!idea.labelled) { idea.labelled = true; lab.item.progress.labelled += 1; }
+  idea.labels[c.paper_id] = choice;
+  lab.selected = Math.min(index + 1, idea.candidates.length - 1);
+  labRender();
+}
+
+async function labNoneOfThese() {
+  const idea = lab.item.idea;
+  for (let i = 0; i < idea.candidates.length; i++) {
+    if (!idea.labels[idea.candidates[i].paper_id]) await labWrite(i, "none");
+  }
+  await labLoad();
+}
+
+function labKeys(event) {
+  if (!lab.item || !lab.item.idea || event.target.closest("input, select, textarea")) return;
+  const n = lab.item.idea.candidates.length;
+  if (/^[1-9]$/.test(event.key) && Number(event.key) <= n) { lab.selected = Number(event.key) - 1; labRender(); }
+  else if (LABEL_KEYS[event.key]) labWrite(lab.selected, LABEL_KEYS[event.key]);
+  else if (event.key === "x") labNoneOfThese();
+  else if (event.key === "ArrowRight") labLoad();
+  else if (event.key === "p") labLoad(Math.max(1, lab.item.idea.position - 1));
+  else if (event.key === "ArrowDown") { lab.selected = Math.min(lab.selected + 1, n - 1); labRender(); }
+  else if (event.key === "ArrowUp") { lab.selected = Math.max(lab.selected - 1, 0); labRender(); }
+  else return;
+  event.preventDefault();
+}
+
+async function labNewDraw() {
+  try {
+    await labSend("/v1/labels/draws", { run: $("labels-run").value, n: Number($("labels-n").value || "20") });
+    labStore("draw", "");
+    await labDraws();
+    const select = $("labels-draw");
+    select.value = select.options[select.options.length - 1].value;
+    await labLoad();
+  } catch (err) { labMessage(`no draw: ${err.message}`, true); }
+}
+
+const ESTIMATE_METRICS = ["realised_rate", "direction_rate", "mean_score"];
+const ci = (e) => (e.value === null ? "–" : `${fmt(e.value)} [${fmt(e.ci[0])}, ${fmt(e.ci[1])}]`);
+
+async function labEstimates() {
+  const p = new URLSearchParams();
+  document.querySelectorAll("#runs input:checked").forEach((box) => p.append("runs", box.value));
+  p.set("predictor", $("estimates-predictor").value);
+  if ($("pool_windows").checked) p.set("pool_windows", "true");
+  let answer;
+  try {
+    answer = await getJSON(`/v1/labels/estimates?${p}`);
+  } catch (err) {
+    $("estimates-note").textContent = `no estimates: ${err.message}`;
+    $("estimates-table").replaceChildren();
+    return;
+  }
+  $("estimates-note").textContent = answer.annotator
+    ? `From ${answer.annotator}'s labels of randomly drawn ideas (${answer.annotator_rule}); predictor: ${answer.predictor.text}.`
+    : "No labels yet: draw ideas and label them above.";
+  const rows = answer.groups.flatMap((g) => ESTIMATE_METRICS.map((m) => el("tr", { "data-group": g.group, "data-metric": m },
+    el("td", {}, g.group), el("td", {}, m), el("td", { class: "num" }, fmt(g[m].matcher)),
+    el("td", { class: "num" }, ci(g[m].labels_only)), el("td", { class: "num" }, ci(g[m].ppi)),
+    el("td", { class: "num" }, `${g[m].n_labelled} / ${g[m].n_unlabelled}`),
+    el("td", { class: "num" }, g[m].labels_to_halve === null ? "–" : String(g[m].labels_to_halve)),
+    el("td", {}, g[m].small_sample.small ? "small sample: pseudo-counts" : ""))));
+  const diffs = answer.differences.flatMap((d) => ESTIMATE_METRICS.map((m) => el("tr", {},
+    el("td", {}, `${d.a} − ${d.b}`), el("td", {}, m), el("td", { class: "num" }, fmt(d[m].matcher)),
+    el("td", { class: "num" }, ci(d[m].labels_only)), el("td", { class: "num" }, ci(d[m].ppi)),
+    el("td", {}), el("td", {}), el("td", {}))));
+  table("estimates-table", [["group"], ["measure"], ["matcher", "num"], ["labels only [CI]", "num"], ["ppi [CI]", "num"],
+    ["labelled / unlabelled", "num"], ["+labels to halve", "num"], ["note"]], rows.concat(diffs));
+  const a = answer.agreement.overall;
+  $("estimates-agreement").textContent = a.matcher && a.ideas
+    ? `Matcher on ${a.ideas} labelled ideas, direction pairs: ${a.matcher.pair.direction.tp} right, ` +
+      `${a.matcher.pair.direction.fp} wrong, ${a.matcher.pair.direction.fn} missed; realised pairs: ` +
+      `${a.matcher.pair.realised.tp} right, ${a.matcher.pair.realised.fp} wrong, ${a.matcher.pair.realised.fn} missed.`
+    : "";
+  $("estimates-warnings").replaceChildren(...answer.warnings.map((w) => el("li", {}, w.message)));
+  $("estimates-warnings").hidden = !answer.warnings.length;
+}
+
+async function labInit() {
+  $("labels-annotator").value = labStore("annotator");
+  $("labels-token").value = labStore("token");
+  $("labels-annotator").addEventListener("change", () => { labStore("annotator", $("labels-annotator").value.trim()); labLoad().catch((e) => labMessage(e.message, true)); });
+  $("labels-token").addEventListener("change", () => labStore("token", $("labels-token").value.trim()));
+  $("labels-run").addEventListener("change", () => labDraws().catch((e) => labMessage(e.message, true)));
+  $("labels-draw").addEventListener("change", () => labLoad().catch((e) => labMessage(e.message, true)));
+  $("labels-topk").addEventListener("change", () => labLoad().catch((e) => labMessage(e.message, true)));
+  $("labels-new-draw").addEventListener("click", labNewDraw);
+  $("estimates-predictor").addEventListener("change", labEstimates);
+  $("controls").addEventListener("change", labEstimates);
+  document.addEventListener("keydown", labKeys);
+  try { await labRuns(); } catch (err) { labMessage(err.message, true); }
+  await labEstimates();
+}
+
+labInit();
