@@ -124,7 +124,9 @@ def test_labelling_view_in_chromium_keeps_three_labelled_ideas_across_a_reload(t
                 page.wait_for_selector("#labels-draw option", state="attached")
                 page.fill("#labels-annotator", "reader")
                 page.dispatch_event("#labels-annotator", "change")
-                page.wait_for_selector("#labels-card .candidate")
+                page.wait_for_selector("#labels-card[data-ready='1'] .candidate")
+                page.wait_for_load_state("networkidle")
+                page.click("#labels-card h3")  # the keys label only outside the form's inputs
                 labelled = []
                 # idea 1: keyboard: candidate 2 direction, then none of these for the rest
                 labelled.append(page.get_attribute("#labels-card", "data-idea"))
@@ -141,8 +143,9 @@ def test_labelling_view_in_chromium_keeps_three_labelled_ideas_across_a_reload(t
                 page.wait_for_function(f"document.querySelector('#labels-card').dataset.idea !== '{labelled[1]}'")
                 # idea 3: none of these by the button
                 labelled.append(page.get_attribute("#labels-card", "data-idea"))
-                page.click("#labels-none-all")
-                page.wait_for_function("document.querySelector('#labels-section').dataset.labelled === '3'")
+                page.click("#labels-none-all")  # writes none on each candidate, then moves on
+                page.wait_for_function(f"document.querySelector('#labels-card').dataset.idea !== '{labelled[2]}'")
+                assert page.locator("#labels-section").get_attribute("data-labelled") == "3"
                 page.reload()
                 page.wait_for_function("document.querySelector('#labels-section').dataset.labelled === '3'")
                 assert "3 of 6 ideas labelled by reader" in page.inner_text("#labels-progress")

@@ -2,7 +2,7 @@
 // labels_only and ppi with their intervals). Uses el, $, fmt, getJSON from dashboard.js.
 "use strict";
 
-const lab = { item: null, selected: 0, drawId: null };
+const lab = { item: null, selected: 0, drawId: null, seq: 0 };
 const LABEL_KEYS = { r: "realised", d: "direction", n: "none" };
 
 function labStore(key, value) {
@@ -82,7 +82,10 @@ async function labLoad(position) {
   if (!annotator) { labMessage("Enter your name as annotator to start.", true); return; }
   const p = new URLSearchParams({ annotator, top_k: $("labels-topk").value || "5" });
   if (position) p.set("position", String(position));
+  const seq = ++lab.seq;
+  $("labels-card").dataset.ready = "";
   const item = await getJSON(`/v1/labels/draws/${draw}/item?${p}`);
+  if (seq !== lab.seq) return; // a later load was asked for: its answer is the one to show
   lab.item = item;
   lab.selected = 0;
   labRender();
@@ -90,6 +93,7 @@ async function labLoad(position) {
 
 function labRender() {
   const item = lab.item;
+  $("labels-card").dataset.ready = "1";
   const annotator = item.annotator;
   $("labels-progress").textContent = `${item.progress.labelled} of ${item.progress.drawn} ideas labelled by ${annotator}`;
   $("labels-section").dataset.labelled = String(item.progress.labelled);
