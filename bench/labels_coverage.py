@@ -44,6 +44,25 @@ def truth_of(paths: list[Path]) -> dict[str, dict]:
     return out
 
 
+def truth_from_kinds(session, run_ids: list[int], kinds: Path, shown: int) -> list[dict]:
+    """Judged-format rows for labelled ideas of known kind (data/labelled/coling2025_ideas.jsonl): paraphrase and
+    loose ideas are realised by their source paper, a hard negative's source is a direction match, a vague idea has
+    neither; the idea's first `shown` stored candidates are reviewed, so a reader's "none of these" covers them."""
+    out = []
+    for line in kinds.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        pk = session.scalar(select(Idea.pk).where(Idea.run_id.in_(run_ids), Idea.idea_id == row["id"]))
+        if pk is None:
+            continue
+        shown_ids = list(session.scalars(select(Match.paper_id).join(Score, Score.id == Match.score_id)
+                                         .where(Score.idea_pk == pk, Match.rank <= shown).order_by(Match.rank)))
+        source = row["source_paper_id"]
+        out.append({"idea": row["id"], "reviewed": shown_ids + ([source] if source and source not in shown_ids else []),
+                    "same_problem": [source] if row["kind"] != "vague" else [],
+                    "same_problem_and_approach": [source] if row["kind"] in ("paraphrase", "loose") else []})
+    return out
+
+
 def independent_agreement(session, run_ids: list[int], truth: dict[str, dict], shown: int) -> dict:
     """tp/fp/fn/tn of the stored (embedding) calls per decision at pair level: every judged pair plus the first
     `shown` candidates of each judged idea, a candidate without a judgement counting as none, a judged paper outside
@@ -77,6 +96,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", required=True)
     parser.add_argument("--truth", type=Path, nargs="+", required=True)
+    parser.add_argument("--from-kinds", type=Path, help="Write the --truth file (one) from this labelled ideas file "
+                                                        "(id, kind, source_paper_id) and the run's candidates, "
+                                                        "then stop.")
     parser.add_argument("--n", type=int, default=25, help="Ideas labelled per system and draw.")
     parser.add_argument("--draws", type=int, default=20)
     parser.add_argument("--annotator", default="judged")
@@ -85,6 +107,12 @@ def main() -> None:
     args = parser.parse_args()
     settings = get_settings()
     migrate(settings.db_path)
+    if args.from_kinds:
+        with session_scope(settings.db_path) as s:
+            rows = truth_from_kinds(s, [r.id for r in runs_of(s, args.run)], args.from_kinds, settings.labels_top_k)
+        args.truth[0].write_text("".join(json.dumps(r) + "\n" for r in rows))
+        print(f"wrote {len(rows)} truth rows to {args.truth[0]}")
+        return
     truth = truth_of(args.truth)
     started = time.perf_counter()
     with session_scope(settings.db_path) as s:
@@ -127,8 +155,10 @@ def main() -> None:
             row: dict = {"truth": true_rates[system][m]}
             for kind in ("labels_only", "ppi"):
                 cis = [next(g for g in a["groups"] if g["group"] == system)[m][kind]["ci"] for a in draws]
+                ses = [next(g for g in a["groups"] if g["group"] == system)[m][kind]["se"] for a in draws]
                 row[kind] = {"covered": sum(lo <= row["truth"] <= hi for lo, hi in cis),
-                             "mean_width": round(float(np.mean([hi - lo for lo, hi in cis])), 4)}
+                             "mean_width": round(float(np.mean([hi - lo for lo, hi in cis])), 4),
+                             "mean_width_unclipped": round(float(np.mean([2 * 1.959964 * x for x in ses])), 4)}
             gs = [next(g for g in a["groups"] if g["group"] == system)[m] for a in draws]
             row["matcher"] = gs[0]["matcher"]
             row["small_sample_draws"] = sum(g["small_sample"]["small"] for g in gs)
@@ -141,9 +171,18 @@ def main() -> None:
         row = {"a": a, "b": b, "truth": target}
         for kind in ("labels_only", "ppi"):
             cis = [next(d for d in x["differences"])["realised_rate"][kind]["ci"] for x in draws]
+            ses = [next(d for d in x["differences"])["realised_rate"][kind]["se"] for x in draws]
+            row[kind] = {"covered": sum(lo <= target <= hi for lo, hi in cis),
+                         "mean_width": round(float(np.mean([hi - lo for lo, hi in cis])), 4),
+                         "mean_width_unclipped": round(float(np.mean([2 * 1.959964 * x for x in ses])), 4)}
+        report["difference"]["realised_rate"] = row
+        target = true_rates[a]["direction_rate"] - true_rates[b]["direction_rate"]
+        row = {"a": a, "b": b, "truth": target}
+        for kind in ("labels_only", "ppi"):
+            cis = [next(d for d in x["differences"])["direction_rate"][kind]["ci"] for x in draws]
             row[kind] = {"covered": sum(lo <= target <= hi for lo, hi in cis),
                          "mean_width": round(float(np.mean([hi - lo for lo, hi in cis])), 4)}
-        report["difference"]["realised_rate"] = row
+        report["difference"]["direction_rate"] = row
     first = draws[0]
     report["example_draw"] = {g["group"]: {m: {k: g[m][k] for k in ("matcher", "labels_only", "ppi", "n_labelled",
                                                                    "n_unlabelled", "labels_to_halve")}

@@ -101,3 +101,8 @@ def test_difference_of_independent_estimates():
     assert d.value == pytest.approx(0.3)
     assert d.se == pytest.approx(np.hypot(0.05, 0.05))
     assert d.method == "pseudo_counts"
+
+
+def test_clipped_keeps_the_estimate_and_cuts_the_interval():
+    e = ppi.clipped(ppi.Estimate(0.02, [-0.03, 0.07], 0.025, 0.0, "normal"), 0.0, 1.0)
+    assert e.value == 0.02 and e.ci == [0.0, 0.07] and e.se == 0.025

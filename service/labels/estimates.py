@@ -105,7 +105,9 @@ def _estimate(strata: list[dict], metric: str, confidence: float) -> dict:
         ppi_parts.append((size, ppi.ppi_mean(y, f, fu, confidence=confidence, pseudo=pseudo_ppi)))
         ys += list(y)
         fs += list(f)
-    labels_only, powered = _combine(lab_parts, confidence), _combine(ppi_parts, confidence)
+    # every metric lies in [0, 1]: a rate, or a score max(h) with h = 0.6 c_hat + 0.4 v
+    labels_only = ppi.clipped(_combine(lab_parts, confidence), 0.0, 1.0)
+    powered = ppi.clipped(_combine(ppi_parts, confidence), 0.0, 1.0)
     rho2 = 0.0
     if len(ys) > 2 and np.std(ys) > 0 and np.std(fs) > 0:
         rho2 = float(np.corrcoef(ys, fs)[0, 1] ** 2)
@@ -127,7 +129,7 @@ def _difference(a: dict, b: dict, metric: str, confidence: float) -> dict:
     for kind in ("labels_only", "ppi"):
         ea, eb = (ppi.Estimate(g[metric][kind]["value"], g[metric][kind]["ci"], g[metric][kind]["se"], None,
                                g[metric][kind]["method"]) for g in (a, b))
-        out[kind] = ppi.difference(ea, eb, confidence=confidence).as_dict()
+        out[kind] = ppi.clipped(ppi.difference(ea, eb, confidence=confidence), -1.0, 1.0).as_dict()
     return out
 
 

@@ -71,7 +71,9 @@ def ppi_mean(y, f_labelled, f_unlabelled, *, confidence: float = 0.95, lam: floa
     if y0.size == 0:
         return Estimate(None, None, None, None, "normal")
     y1, f1, w = _weighted(y0, f0, pseudo)
-    lam = tuned_lambda(y1, f1, w, fu) if lam is None else float(lam)
+    # lambda from the real pairs only: the pseudo-cells widen the interval, they must not make a constant predictor
+    # look informative
+    lam = tuned_lambda(y0, f0, np.ones(y0.size), fu) if lam is None else float(lam)
     if fu.size == 0:
         lam = 0.0
     residual_mean, residual_var = _mean_var(y1 - lam * f1, w)
@@ -82,6 +84,13 @@ def ppi_mean(y, f_labelled, f_unlabelled, *, confidence: float = 0.95, lam: floa
     se = float(np.sqrt(var))
     half = _z(confidence) * se
     return Estimate(value, [value - half, value + half], se, lam, "pseudo_counts" if pseudo > 0 else "normal")
+
+
+def clipped(e: Estimate, low: float, high: float) -> Estimate:
+    """The interval cut to the values the quantity can take (a rate in [0, 1]); coverage is unchanged."""
+    if e.ci is None:
+        return e
+    return Estimate(e.value, [max(e.ci[0], low), min(e.ci[1], high)], e.se, e.lam, e.method)
 
 
 def small_sample(y, f_labelled=None, *, at: int = SMALL_COUNT) -> dict:
