@@ -14,6 +14,7 @@ from indexing.matcher.verifier import prompts
 from indexing.matcher.verifier.base import Paper, Verdict, VerifierUnavailable
 from indexing.matcher.verifier.model_files import file_sha256, join_parts, model_file, packaged_model
 from indexing.settings import Settings
+from tests.factories import QWEN_LIKE_TEMPLATE, write_tiny_gguf
 
 needs_llama = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
                                  reason="llama-cpp-python is not installed (the `verifier` extra)")
@@ -25,83 +26,6 @@ IDEA = ("Problem: counterfactual explanations ignore the data manifold, so the a
 PAPERS = [Paper("p1", "Diverse counterfactuals on the data manifold", "We generate sets of realistic recourses."),
           Paper("p2", "Legged robots that climb stairs", "A controller learnt in simulation transfers to hardware."),
           Paper("p3", "Ünïcode tïtle — with dashes", "An abstract\nover two lines, with Yes and No in it.")]
-
-QWEN_LIKE_TEMPLATE = (  # the shape of Qwen2.5's template without its tool branches
-    "{%- if messages[0]['role'] == 'system' %}{{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}"
-    "{%- else %}{{- '<|im_start|>system\\nYou are Qwen.<|im_end|>\\n' }}{%- endif %}"
-    "{%- for message in messages %}{%- if message.role == 'user' %}"
-    "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}{%- endif %}{%- endfor %}"
-    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}")
-
-
-def _byte_symbols() -> list[str]:
-    """GPT-2's byte-to-unicode table: the 256 symbols a byte-level BPE vocabulary starts from."""
-    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    extra = iter(range(256, 512))
-    return [chr(b) if b in keep else chr(next(extra)) for b in range(256)]
-
-
-def write_tiny_gguf(path: Path, *, words: tuple[str, ...] = ("Yes", "No", "yes", "no"), template: str | None = None,
-                    seed: int = 0) -> Path:
-    """A 2-layer qwen2 model with random f32 weights and a byte-level BPE vocabulary (every byte, `words` as single
-    tokens through their merges, and the ChatML control tokens)."""
-    import gguf
-
-    tokens, merges = _byte_symbols(), []
-    for word in words:
-        cur = word[0]
-        for ch in word[1:]:
-            merges.append(f"{cur} {ch}")
-            cur += ch
-            if cur not in tokens:
-                tokens.append(cur)
-    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-    types = [gguf.TokenType.NORMAL] * len(tokens) + [gguf.TokenType.CONTROL] * len(specials)
-    tokens += specials
-    n_vocab, n_embd, n_head, n_head_kv, n_ff, n_layer = len(tokens), 64, 4, 2, 128, 2
-    w = gguf.GGUFWriter(str(path), "qwen2")
-    w.add_name("tiny")
-    w.add_context_length(4096)
-    w.add_embedding_length(n_embd)
-    w.add_block_count(n_layer)
-    w.add_feed_forward_length(n_ff)
-    w.add_head_count(n_head)
-    w.add_head_count_kv(n_head_kv)
-    w.add_layer_norm_rms_eps(1e-6)
-    w.add_rope_freq_base(10000.0)
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("qwen2")
-    w.add_token_list(tokens)
-    w.add_token_types(types)
-    w.add_token_merges(merges)
-    w.add_bos_token_id(tokens.index("<|endoftext|>"))
-    w.add_eos_token_id(tokens.index("<|im_end|>"))
-    w.add_add_bos_token(False)
-    if template is not None:
-        w.add_chat_template(template)
-    rng = np.random.default_rng(seed)
-
-    def rand(*shape: int) -> np.ndarray:
-        return (rng.standard_normal(shape) * 0.2).astype(np.float32)
-
-    kv = n_embd // n_head * n_head_kv
-    w.add_tensor("token_embd.weight", rand(n_vocab, n_embd))  # numpy shapes: ggml's dimensions reversed
-    w.add_tensor("output_norm.weight", np.ones(n_embd, np.float32))
-    w.add_tensor("output.weight", rand(n_vocab, n_embd))
-    for i in range(n_layer):
-        for name, array in {"attn_norm.weight": np.ones(n_embd, np.float32), "attn_q.weight": rand(n_embd, n_embd),
-                            "attn_q.bias": rand(n_embd), "attn_k.weight": rand(kv, n_embd), "attn_k.bias": rand(kv),
-                            "attn_v.weight": rand(kv, n_embd), "attn_v.bias": rand(kv),
-                            "attn_output.weight": rand(n_embd, n_embd), "ffn_norm.weight": np.ones(n_embd, np.float32),
-                            "ffn_gate.weight": rand(n_ff, n_embd), "ffn_up.weight": rand(n_ff, n_embd),
-                            "ffn_down.weight": rand(n_embd, n_ff)}.items():
-            w.add_tensor(f"blk.{i}.{name}", array)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
-    return path
-
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -7,7 +7,6 @@ it (no state copies: measured faster than saving and loading states, docs/verifi
 the next-token distribution once: P(Yes) / (P(Yes) + P(No)).
 """
 
-import math
 import os
 import threading
 from collections.abc import Sequence
@@ -24,16 +23,19 @@ from indexing.settings import Settings
 # ChatML (the Qwen2.5 family's), for a GGUF that carries no chat template
 CHATML = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
           "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
-_USER = "\x00user turn\x00"  # a marker no prompt holds: where the template puts the user's text
+_USER = "\x00user turn\x00"
+# a label that goes on ("1" of "10") is evaluated one token further only when it holds at least this share: below
+# it the split moves an expected rating by less than 0.01 and is not worth a model call
+CONTINUE_MIN = 1e-3  # a marker no prompt holds: where the template puts the user's text
 
 
-def chat_frame(template: str | None) -> tuple[str, str]:
+def chat_frame(template: str | None, system: str = prompts.SYSTEM) -> tuple[str, str]:
     """(text before the user's message, text after it up to the answer) of a system + user chat in `template`."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
     formatter = Jinja2ChatFormatter(template or CHATML, eos_token="", bos_token="", add_generation_prompt=True)
     try:
-        text = formatter(messages=[{"role": "system", "content": prompts.SYSTEM},
+        text = formatter(messages=[{"role": "system", "content": system},
                                    {"role": "user", "content": _USER}]).prompt
     except Exception as e:  # a template's own errors (jinja2 raises many kinds)
         raise VerifierUnavailable(f"the model's chat template does not render a system + user chat: {e}") from e
@@ -55,19 +57,22 @@ def revision_of(sha256: str) -> str:
     return f"local:{sha256[:12]}:{prompts.PROMPT_VERSION}"
 
 
-class LocalVerifier:
-    name = "local"
+class LlamaRuntime:
+    """A GGUF chat model run by llama.cpp with one system turn, whose KV cache keeps the prefix it shares with the
+    next prompt; the next token's probabilities are read over a few answer labels (the verifier's Yes/No, the
+    judge's ratings)."""
 
-    def __init__(self, path: Path, *, sha256: str, threads: int = 0, ctx: int = 4096, **runtime: Any) -> None:
+    def __init__(self, path: Path, *, system: str, threads: int = 0, ctx: int = 4096, what: str = "verifier",
+                 ctx_setting: str = "HINDSIGHT_VERIFIER_CTX", **runtime: Any) -> None:
         """runtime: further llama.cpp options (n_batch, flash_attn, type_k, ...) for the benchmark's trials."""
         try:
             from llama_cpp import Llama  # the `verifier` extra; imported here so the rest never needs it
         except ImportError:
-            raise VerifierUnavailable("the local verifier needs llama-cpp-python: "
+            raise VerifierUnavailable("the local model needs llama-cpp-python: "
                                       "pip install -e '.[verifier]'") from None
 
         self.path = path
-        self.revision = revision_of(sha256)
+        self._what, self._ctx_setting = what, ctx_setting
         options: dict[str, Any] = {"n_batch": 512, **runtime}
         try:
             # logits_all=False: llama.cpp computes the logits of each batch's last token only, the one read here
@@ -76,19 +81,10 @@ class LocalVerifier:
         except ValueError as e:  # llama-cpp-python's "Failed to load model from file"
             raise VerifierUnavailable(f"{path}: llama.cpp cannot load it ({e})") from e
         self._lock = threading.Lock()
-        self._yes = self._token_ids(prompts.YES)
-        self._no = self._token_ids(prompts.NO)
-        if not self._yes or not self._no:
-            raise VerifierUnavailable(f"{path}: the model's vocabulary has no single-token Yes/No")
-        before, self._answer = chat_frame(self._llm.metadata.get("tokenizer.chat_template"))
+        before, self._answer = chat_frame(self._llm.metadata.get("tokenizer.chat_template"), system)
         self._system = self._tokens(before)
         self._evaluated: list[int] = []  # the tokens whose keys and values the cache holds, in order
         self.tokens_evaluated = 0  # since load: what the work costs, whatever the machine's load
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> "LocalVerifier":
-        path, sha = model_file(settings)
-        return cls(path, sha256=sha, threads=settings.verifier_threads, ctx=settings.verifier_ctx)
 
     def _tokens(self, text: str) -> list[int]:
         return self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
@@ -101,24 +97,16 @@ class LocalVerifier:
                 ids.add(t[0])
         return sorted(ids)
 
-    def _idea(self, idea: str) -> list[int]:
-        return self._system + self._tokens(prompts.idea_block(idea) + "\n\n")
-
-    def _paper(self, paper: Paper) -> list[int]:
-        return self._tokens(prompts.paper_block(paper.title, paper.abstract) + "\n\n")
-
-    def _question(self, question: str) -> list[int]:
-        return self._tokens(prompts.QUESTIONS[question] + self._answer)
-
-    def prompt(self, idea: str, paper: Paper, question: str) -> list[int]:
-        """The tokens of one question about one pair, as judge evaluates them (in three shared pieces)."""
-        return self._idea(idea) + self._paper(paper) + self._question(question)
+    def label_tokens(self, forms: Sequence[str]) -> list[list[int]]:
+        """The token sequences of a label's written forms ("Yes", " yes"; "10" may be "1" then "0")."""
+        found = {tuple(self._llm.tokenize(f.encode("utf-8"), add_bos=False, special=False)) for f in forms}
+        return [list(t) for t in sorted(found) if t]
 
     def _extend(self, tokens: list[int]) -> None:
         """Evaluate tokens on top of what the cache holds."""
         if len(self._evaluated) + len(tokens) > self._llm.n_ctx():
-            raise VerifierUnavailable(f"an idea and a paper need {len(self._evaluated) + len(tokens)} tokens, past "
-                                      f"the verifier's context of {self._llm.n_ctx()} (HINDSIGHT_VERIFIER_CTX)")
+            raise VerifierUnavailable(f"a prompt needs {len(self._evaluated) + len(tokens)} tokens, past the "
+                                      f"{self._what}'s context of {self._llm.n_ctx()} ({self._ctx_setting})")
         self._llm.eval(tokens)
         self._evaluated += tokens
         self.tokens_evaluated += len(tokens)
@@ -142,17 +130,90 @@ class LocalVerifier:
         if shared < len(prefix):
             self._extend(prefix[shared:])
 
-    def _p_yes(self) -> float:
-        logits = np.ctypeslib.as_array(self._llm._ctx.get_logits(), shape=(self._llm.n_vocab(),))
-        top = float(logits.max())
-        yes = sum(math.exp(float(logits[t]) - top) for t in self._yes)
-        no = sum(math.exp(float(logits[t]) - top) for t in self._no)
-        return yes / (yes + no)
+    def _next(self) -> np.ndarray:
+        """The next token's probabilities after what the cache holds."""
+        logits = np.ctypeslib.as_array(self._llm._ctx.get_logits(), shape=(self._llm.n_vocab(),)).astype(np.float64)
+        p = np.exp(logits - logits.max())
+        return np.asarray(p / p.sum())
 
-    def _ask(self, prefix: list[int], question: list[int]) -> float:
+    def _mass(self, probs: np.ndarray, labels: Sequence[Sequence[Sequence[int]]], depth: int) -> list[float]:
+        """Each label's probability from here (probs: after `depth` of its tokens); a label that is a prefix of
+        another ("1" of "10") ends here unless the next token goes on to the longer one."""
+        mass = [0.0] * len(labels)
+        deeper: dict[int, list[tuple[int, list[int]]]] = {}  # token -> (label, its remaining tokens)
+        for i, forms in enumerate(labels):
+            for seq in forms:
+                if len(seq) == depth + 1:
+                    mass[i] += float(probs[seq[depth]])
+                elif len(seq) > depth + 1:
+                    deeper.setdefault(seq[depth], []).append((i, list(seq)))
+        for token, longer in deeper.items():
+            if float(probs[token]) < CONTINUE_MIN:  # too rare to matter: the shorter label keeps its share
+                continue
+            here = self._evaluated[:]
+            self._extend([token])
+            after = self._next()
+            ends = [i for i, forms in enumerate(labels) if any(len(s) == depth + 1 and s[depth] == token
+                                                             for s in forms)]
+            sub: list[list[list[int]]] = [[] for _ in labels]
+            for i, seq in longer:
+                sub[i].append(seq)
+            got = self._mass(after, sub, depth + 1)
+            p_token = float(probs[token])
+            for i in range(len(labels)):
+                mass[i] += p_token * got[i]
+            if ends:  # the shorter label takes what does not go on to a longer one
+                share = p_token * (1.0 - sum(got))
+                for i in ends:
+                    mass[i] += (share - p_token) / len(ends)
+            self._cut(len(here))
+        return mass
+
+    def label_probs(self, prefix: list[int], question: list[int],
+                    labels: Sequence[Sequence[Sequence[int]]]) -> tuple[list[float], float]:
+        """P of each label after prefix + question, renormalised over the labels, and the share of the answer's
+        probability the labels hold before renormalising."""
         self._at(prefix)
         self._extend(question)
-        return self._p_yes()
+        mass = self._mass(self._next(), labels, 0)
+        total = sum(mass)
+        return ([m / total for m in mass] if total > 0 else [0.0] * len(mass)), total
+
+
+class LocalVerifier(LlamaRuntime):
+    name = "local"
+
+    def __init__(self, path: Path, *, sha256: str, threads: int = 0, ctx: int = 4096, **runtime: Any) -> None:
+        """runtime: further llama.cpp options (n_batch, flash_attn, type_k, ...) for the benchmark's trials."""
+        super().__init__(path, system=prompts.SYSTEM, threads=threads, ctx=ctx, **runtime)
+        self.revision = revision_of(sha256)
+        self._yes = self._token_ids(prompts.YES)
+        self._no = self._token_ids(prompts.NO)
+        if not self._yes or not self._no:
+            raise VerifierUnavailable(f"{path}: the model's vocabulary has no single-token Yes/No")
+        self._labels = [[[t] for t in self._yes], [[t] for t in self._no]]
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "LocalVerifier":
+        path, sha = model_file(settings)
+        return cls(path, sha256=sha, threads=settings.verifier_threads, ctx=settings.verifier_ctx)
+
+    def _idea(self, idea: str) -> list[int]:
+        return self._system + self._tokens(prompts.idea_block(idea) + "\n\n")
+
+    def _paper(self, paper: Paper) -> list[int]:
+        return self._tokens(prompts.paper_block(paper.title, paper.abstract) + "\n\n")
+
+    def _question(self, question: str) -> list[int]:
+        return self._tokens(prompts.QUESTIONS[question] + self._answer)
+
+    def prompt(self, idea: str, paper: Paper, question: str) -> list[int]:
+        """The tokens of one question about one pair, as judge evaluates them (in three shared pieces)."""
+        return self._idea(idea) + self._paper(paper) + self._question(question)
+
+    def _ask(self, prefix: list[int], question: list[int]) -> float:
+        """P(Yes) / (P(Yes) + P(No)) of the next token."""
+        return self.label_probs(prefix, question, self._labels)[0][0]
 
     def judge(self, idea: str, papers: Sequence[Paper]) -> list[Verdict]:
         with self._lock:

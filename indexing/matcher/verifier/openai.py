@@ -13,8 +13,9 @@ import logging
 import math
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -27,6 +28,7 @@ from indexing.retry import TRANSIENT, Pacer, Retryable, backoff, reason, retry_a
 from indexing.settings import Settings
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # room for "**No**" or "Yes." from an endpoint without logprobs; with logprobs the first answer token decides
 MAX_TOKENS = 4
@@ -74,8 +76,9 @@ def _body_error(body: dict) -> str:
     return str(err or body.get("message") or "")[:300]
 
 
-def read_answer(body: object) -> Answer:
-    """P(Yes) of one chat.completion body; Malformed when it has no choice or its answer is neither Yes nor No."""
+def reply_of(body: object) -> tuple[list, str | None]:
+    """(the answer tokens' logprob entries, the answer text) of one chat.completion body; Malformed without a
+    choice."""
     choices = body.get("choices") if isinstance(body, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         said = _body_error(body) if isinstance(body, dict) else ""
@@ -83,16 +86,50 @@ def read_answer(body: object) -> Answer:
     choice = choices[0]
     logprobs = choice.get("logprobs")
     content = logprobs.get("content") if isinstance(logprobs, dict) else None
-    for entry in content if isinstance(content, list) else []:
-        if not isinstance(entry, dict) or not str(entry.get("token", "")).strip(MARKUP):
-            continue
-        p = prompts.yes_share(_top_logprobs(entry))
-        if p is not None:
-            return Answer(p, "logprobs")
-        break  # the answer word's alternatives hold neither Yes nor No: read the text
     message = choice.get("message")
     text = message.get("content") if isinstance(message, dict) else None
-    p = prompts.parse_answer(text) if isinstance(text, str) else None
+    return (content if isinstance(content, list) else []), (text if isinstance(text, str) else None)
+
+
+def label_shares(content: Sequence, labels: Mapping[str, Sequence[str]]) -> dict[str, float] | None:
+    """Each label's probability, renormalised over the labels, from the top logprobs of the answer's first token
+    that is not markup (labels: name -> its token forms); None when none of them is there.
+
+    A label whose forms start another's ("1" of "10" where the vocabulary splits digits) keeps its share only when
+    the answer took it and the next token's alternatives say how much went on to the longer label; otherwise the
+    whole share stays with the shorter label (the endpoint does not say more)."""
+    entries = [e for e in content if isinstance(e, dict)]
+    for n, entry in enumerate(entries):
+        if not str(entry.get("token", "")).strip(MARKUP):
+            continue
+        probs = {tok: math.exp(lp) for tok, lp in _top_logprobs(entry).items()}
+        mass = {name: sum(probs.get(f, 0.0) for f in forms) for name, forms in labels.items()}
+        for short, forms in labels.items():
+            longer = {name: [f[len(s):] for f in other for s in forms if f.startswith(s) and f != s]
+                      for name, other in labels.items() if name != short}
+            longer = {name: rest for name, rest in longer.items() if rest}
+            if not longer or str(entry.get("token", "")) not in forms or n + 1 >= len(entries):
+                continue
+            after = {tok: math.exp(lp) for tok, lp in _top_logprobs(entries[n + 1]).items()}
+            for name, rests in longer.items():
+                go_on = sum(after.get(r, 0.0) for r in set(rests))
+                mass[name] += mass[short] * go_on
+                mass[short] *= 1.0 - go_on
+        total = sum(mass.values())
+        return {name: m / total for name, m in mass.items()} if total > 0 else None
+    return None
+
+
+YES_NO = {"yes": prompts.YES, "no": prompts.NO}
+
+
+def read_answer(body: object) -> Answer:
+    """P(Yes) of one chat.completion body; Malformed when it has no choice or its answer is neither Yes nor No."""
+    content, text = reply_of(body)
+    shares = label_shares(content, YES_NO)
+    if shares is not None:
+        return Answer(shares["yes"], "logprobs")
+    p = prompts.parse_answer(text) if text is not None else None
     if p is None:
         raise Malformed(f"an answer that is neither Yes nor No: {text!r}"[:300])
     return Answer(p, "parsed")
@@ -131,21 +168,23 @@ def _wait_asked(resp: httpx.Response) -> float | None:
     return retry_after_seconds(resp.headers.get("Retry-After"))
 
 
-class OpenAIVerifier:
-    name = "openai"
+class ChatEndpoint:
+    """One OpenAI-compatible chat endpoint: requests with retries, a budget, and the key kept out of every message;
+    `complete` posts one body and reads its reply with the caller's reader."""
 
     def __init__(self, url: str, model: str, *, api_key: SecretStr | None = None, timeout: float = 60.0,
                  attempts: int = 6, pace: float = 0.0, budget: int = 10_000, backoff_min: float = 1.0,
-                 backoff_max: float = 30.0, max_wait: float = 120.0, max_tokens: int = MAX_TOKENS) -> None:
+                 backoff_max: float = 30.0, max_wait: float = 120.0, settings_prefix: str = "HINDSIGHT_VERIFIER",
+                 url_setting: str = "HINDSIGHT_VERIFIER_URL", unit: str = "idea") -> None:
         parts = urlsplit(url.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise VerifierUnavailable(f"HINDSIGHT_VERIFIER_URL must be an http(s) base URL such as "
+            raise VerifierUnavailable(f"{url_setting} must be an http(s) base URL such as "
                                       f"http://127.0.0.1:8000/v1, not {url!r}")
         self.model = model
         self.host = parts.hostname + (f":{parts.port}" if parts.port else "")
-        self.revision = f"openai:{model}@{self.host}:{prompts.PROMPT_VERSION}"
         self.where = f"POST {parts.scheme}://{self.host}{parts.path.rstrip('/')}/chat/completions"
-        self.attempts, self.budget, self.max_wait, self.max_tokens = attempts, budget, max_wait, max_tokens
+        self.attempts, self.budget, self.max_wait = attempts, budget, max_wait
+        self._prefix, self._unit = settings_prefix, unit
         self.requests = 0  # made by this object, retries included
         self._key = api_key if api_key is not None and api_key.get_secret_value() else None
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
@@ -156,63 +195,37 @@ class OpenAIVerifier:
         self._wait = backoff(backoff_min, backoff_max)
         self._lock = threading.Lock()
 
-    @classmethod
-    def from_settings(cls, settings: Settings) -> "OpenAIVerifier":
-        url, model = settings.verifier_url, settings.verifier_model
-        if not url or not model:
-            missing = " and ".join(env for env, value in (("HINDSIGHT_VERIFIER_URL", url),
-                                                          ("HINDSIGHT_VERIFIER_MODEL", model)) if not value)
-            raise VerifierUnavailable(
-                "the openai verifier needs HINDSIGHT_VERIFIER_URL (the endpoint's base URL, e.g. "
-                "http://127.0.0.1:8000/v1) and HINDSIGHT_VERIFIER_MODEL (the model name it serves); "
-                f"not set: {missing}")
-        return cls(url, model, api_key=settings.verifier_api_key,
-                   timeout=settings.verifier_timeout, attempts=settings.verifier_attempts,
-                   pace=settings.verifier_pace, budget=settings.verifier_budget,
-                   backoff_min=settings.verifier_backoff_min, backoff_max=settings.verifier_backoff_max,
-                   max_wait=settings.verifier_max_wait)
-
     def close(self) -> None:
         self._client.close()
-
-    def judge(self, idea: str, papers: Sequence[Paper]) -> list[Verdict]:
-        self._reserve(len(papers) * len(prompts.QUESTIONS))
-        out = []
-        for paper in papers:
-            # both questions of the pair in a row: the endpoint's prefix cache holds idea + paper for the second
-            got = {q: self._ask(prompts.messages(idea, paper.title, paper.abstract, q)) for q in prompts.QUESTIONS}
-            source = "logprobs" if all(a.source == "logprobs" for a in got.values()) else "parsed"
-            out.append(Verdict(p_direction=got["direction"].p_yes, p_realised=got["realised"].p_yes, source=source))
-        return out
 
     def _redact(self, text: str) -> str:
         return text.replace(self._key.get_secret_value(), "***") if self._key is not None else text
 
-    def _reserve(self, needed: int) -> None:
-        """Refuse an idea the budget cannot cover, so no request is spent on verdicts that would not be stored."""
+    def _reserve(self, needed: int, *, what: str = "its candidates x 2 questions") -> None:
+        """Refuse a unit of work the budget cannot cover, so no request is spent on answers that would not be
+        stored."""
         with self._lock:
             if self.requests + needed <= self.budget:
                 return
             if self.requests == 0:
-                raise BudgetSpent(f"HINDSIGHT_VERIFIER_BUDGET={self.budget} is smaller than the {needed} requests "
-                                  "one idea needs (its candidates x 2 questions); raise it and rerun")
+                raise BudgetSpent(f"{self._prefix}_BUDGET={self.budget} is smaller than the {needed} requests "
+                                  f"one {self._unit} needs ({what}); raise it and rerun")
             raise BudgetSpent(f"budget spent: {self.requests} of {self.budget} requests made "
-                              f"(HINDSIGHT_VERIFIER_BUDGET) and the next idea needs {needed}; the verdicts read so "
-                              "far are cached; rerun to resume")
+                              f"({self._prefix}_BUDGET) and the next {self._unit} needs {needed}; the answers read "
+                              "so far are cached; rerun to resume")
 
     def _spend(self) -> None:
         with self._lock:
             if self.requests >= self.budget:
-                raise BudgetSpent(f"budget spent: all {self.budget} requests made (HINDSIGHT_VERIFIER_BUDGET; "
-                                  "retries count) in the middle of an idea; rerun to resume")
+                raise BudgetSpent(f"budget spent: all {self.budget} requests made ({self._prefix}_BUDGET; "
+                                  f"retries count) in the middle of a {self._unit}; rerun to resume")
             self.requests += 1
         self._pacer.wait()
 
-    def _ask(self, messages: list[dict[str, str]]) -> Answer:
-        body = {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": self.max_tokens,
-                "logprobs": True, "top_logprobs": TOP_LOGPROBS}
+    def complete(self, body: dict, read: Callable[[object], T]) -> T:
+        """POST one chat body and read its reply; transient faults (and Malformed from read) are retried."""
 
-        def attempt() -> Answer:
+        def attempt() -> T:
             self._spend()
             resp = self._client.post("chat/completions", json=body)
             if resp.status_code >= 400:
@@ -222,7 +235,7 @@ class OpenAIVerifier:
             except ValueError as exc:
                 raise Malformed(f"{resp.status_code} with a broken JSON body ({len(resp.content)} bytes: {exc})") \
                     from None
-            return read_answer(data)
+            return read(data)
 
         def before_sleep(state: RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome else None
@@ -234,8 +247,8 @@ class OpenAIVerifier:
             return retrying(attempt)
         except TRANSIENT as exc:
             raise EndpointFailed(f"{self.where}: no answer after {self.attempts} attempt(s) "
-                                 f"(HINDSIGHT_VERIFIER_ATTEMPTS); last error: {self._redact(reason(exc))}. "
-                                 "The verdicts read so far are cached; rerun to resume") from None
+                                 f"({self._prefix}_ATTEMPTS); last error: {self._redact(reason(exc))}. "
+                                 "The answers read so far are cached; rerun to resume") from None
         except httpx.HTTPError as exc:  # not transient: a bad URL, too many redirects
             raise EndpointRefused(f"{self.where}: {self._redact(reason(exc))}") from None
 
@@ -249,7 +262,52 @@ class OpenAIVerifier:
         wait = _wait_asked(resp)
         if wait is not None and wait > self.max_wait:
             raise EndpointRefused(f"{self.where}: {status}, and the endpoint asks to wait {wait:.0f} s, longer than "
-                                  f"HINDSIGHT_VERIFIER_MAX_WAIT ({self.max_wait:.0f} s): {said}. The verdicts read "
+                                  f"HINDSIGHT_VERIFIER_MAX_WAIT ({self.max_wait:.0f} s): {said}. The answers read "
                                   "so far are cached; rerun later to resume")
         raise Retryable(f"{status} {said}" + (f" (Retry-After {wait:g} s)" if wait is not None else ""),
                         retry_after=wait)
+
+
+class OpenAIVerifier(ChatEndpoint):
+    name = "openai"
+
+    def __init__(self, url: str, model: str, *, max_tokens: int = MAX_TOKENS, **options: Any) -> None:
+        super().__init__(url, model, **options)
+        self.revision = f"openai:{model}@{self.host}:{prompts.PROMPT_VERSION}"
+        self.max_tokens = max_tokens
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "OpenAIVerifier":
+        url, model = settings.verifier_url, settings.verifier_model
+        if not url or not model:
+            missing = " and ".join(env for env, value in (("HINDSIGHT_VERIFIER_URL", url),
+                                                          ("HINDSIGHT_VERIFIER_MODEL", model)) if not value)
+            raise VerifierUnavailable(
+                "the openai verifier needs HINDSIGHT_VERIFIER_URL (the endpoint's base URL, e.g. "
+                "http://127.0.0.1:8000/v1) and HINDSIGHT_VERIFIER_MODEL (the model name it serves); "
+                f"not set: {missing}")
+        return cls(url, model, **endpoint_options(settings))
+
+    def judge(self, idea: str, papers: Sequence[Paper]) -> list[Verdict]:
+        self._reserve(len(papers) * len(prompts.QUESTIONS))
+        out = []
+        for paper in papers:
+            # both questions of the pair in a row: the endpoint's prefix cache holds idea + paper for the second
+            got = {q: self._ask(prompts.messages(idea, paper.title, paper.abstract, q)) for q in prompts.QUESTIONS}
+            source = "logprobs" if all(a.source == "logprobs" for a in got.values()) else "parsed"
+            out.append(Verdict(p_direction=got["direction"].p_yes, p_realised=got["realised"].p_yes, source=source))
+        return out
+
+    def _ask(self, messages: list[dict[str, str]]) -> Answer:
+        body = {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": self.max_tokens,
+                "logprobs": True, "top_logprobs": TOP_LOGPROBS}
+        return self.complete(body, read_answer)
+
+
+def endpoint_options(settings: Settings, *, api_key: SecretStr | None = None, budget: int | None = None) -> dict:
+    """The retry, pacing and budget options of an endpoint, from the verifier's settings (the judge shares them)."""
+    return {"api_key": api_key if api_key is not None else settings.verifier_api_key,
+            "timeout": settings.verifier_timeout, "attempts": settings.verifier_attempts,
+            "pace": settings.verifier_pace, "budget": settings.verifier_budget if budget is None else budget,
+            "backoff_min": settings.verifier_backoff_min, "backoff_max": settings.verifier_backoff_max,
+            "max_wait": settings.verifier_max_wait}

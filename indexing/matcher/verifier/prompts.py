@@ -4,9 +4,7 @@ The two questions carry the definitions of DESIGN.md. Each is asked on its own, 
 backend can keep the idea (and then the idea + paper) as a shared prefix and ask both questions on top of it.
 """
 
-import math
 import re
-from collections.abc import Mapping
 
 PROMPT_VERSION = "p2"
 
@@ -72,23 +70,17 @@ def messages(idea: str, title: str, abstract: str, question: str) -> list[dict[s
             {"role": "user", "content": user_message(idea, title, abstract, question)}]
 
 
-def yes_share(logprobs: Mapping[str, float]) -> float | None:
-    """P(Yes) / (P(Yes) + P(No)) from a token -> logprob map of the answer's first token; None when neither is there."""
-    yes = sum(math.exp(lp) for tok, lp in logprobs.items() if tok in YES)
-    no = sum(math.exp(lp) for tok, lp in logprobs.items() if tok in NO)
-    return yes / (yes + no) if yes + no > 0 else None
-
-
 def parse_answer(text: str) -> float | None:
     """1.0 for an answer that starts with Yes, 0.0 for No, None for anything else."""
     word = text.strip().lstrip("*\"'`").split(maxsplit=1)[0].strip(".,:;!*\"'`").lower() if text.strip() else ""
     return 1.0 if word == "yes" else 0.0 if word == "no" else None
 
 
-def idea_text(problem: str | None, method: str | None, text: str | None) -> str:
-    """The idea as the verifier reads it (and as the verdict cache hashes it), each part clipped; free text wins, as
-    in facets_of."""
+def idea_text(problem: str | None, method: str | None, text: str | None, *, limits: tuple[int, int, int] =
+              (MAX_PROBLEM_CHARS, MAX_METHOD_CHARS, MAX_TEXT_CHARS)) -> str:
+    """The idea as the verifier reads it (and as the verdict cache hashes it), each part clipped to its limit
+    (problem, method, free text); free text wins, as in facets_of."""
     if text and text.strip():
-        return clip(text, MAX_TEXT_CHARS)
-    p, m = clip(problem or "", MAX_PROBLEM_CHARS), clip(method or "", MAX_METHOD_CHARS)
+        return clip(text, limits[2])
+    p, m = clip(problem or "", limits[0]), clip(method or "", limits[1])
     return "\n".join(part for part in (f"Problem: {p}" if p else "", f"Method: {m}" if m else "") if part)
