@@ -226,3 +226,42 @@ class StoredVerdict(Base):
     p_realised: Mapped[float] = mapped_column(Float)
     source: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class JudgeRevision(Base):
+    """An LLM judge made here (service.judging): its stored name, under which its scores sit in judge_scores, and
+    the revision the name stands for: backend, model and weights, prompt version and hash, decoding
+    (migration 0010_judging)."""
+
+    __tablename__ = "judge_revisions"
+
+    name: Mapped[str] = mapped_column(String(128), primary_key=True)
+    revision: Mapped[str] = mapped_column(String(255), unique=True)
+    backend: Mapped[str] = mapped_column(String(16))
+    model: Mapped[str] = mapped_column(String(255))
+    weights: Mapped[str] = mapped_column(String(255))
+    prompt: Mapped[str] = mapped_column(String(64))
+    prompt_sha: Mapped[str] = mapped_column(String(16))
+    decoding: Mapped[str] = mapped_column(String(32))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class JudgeAnswer(Base):
+    """One answer of a judge revision, keyed by (revision, task, text hash, question): a rating of an idea on a
+    dimension, a decision on a paper, or a choice between two texts in the order shown (the hash of both). An
+    answer that cannot be read is kept with its reason (label and value None), never dropped."""
+
+    __tablename__ = "judge_answers"
+
+    revision: Mapped[str] = mapped_column(String(255), primary_key=True)
+    task: Mapped[str] = mapped_column(String(16), primary_key=True)
+    text_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    question: Mapped[str] = mapped_column(String(32), primary_key=True)
+    label: Mapped[str | None] = mapped_column(String(16))
+    value: Mapped[float | None] = mapped_column(Float)  # the expected rating, or the parsed one
+    probs: Mapped[dict | None] = mapped_column(JSON)  # label -> probability, where the backend gives them
+    mass: Mapped[float | None] = mapped_column(Float)  # the labels' share of the answer's probability
+    source: Mapped[str] = mapped_column(String(16))  # logprobs | parsed | sampled | invalid
+    answer: Mapped[str | None] = mapped_column(Text)  # the text, when one was read
+    reason: Mapped[str | None] = mapped_column(Text)  # why it is invalid
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

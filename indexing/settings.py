@@ -105,6 +105,16 @@ class Settings(BaseSettings):
     verifier_budget: int = Field(10_000, ge=0, description="Most verifier requests one command or job may make "
                                                            "(cached verdicts are free); past it the job stops, "
                                                            "resumable.")
+    # the LLM judge (service.judging): the local backend loads the verifier's model; the openai backend takes its
+    # own endpoint where set (else the verifier's) and shares the verifier's retries, pacing and budget
+    judge_url: str | None = Field(None, description="OpenAI-compatible base URL (…/v1) of the openai judge; unset: "
+                                                    "HINDSIGHT_VERIFIER_URL.")
+    judge_model: str | None = Field(None, description="The model name sent to the openai judge's endpoint; unset: "
+                                                      "HINDSIGHT_VERIFIER_MODEL.")
+    judge_api_key: SecretStr | None = Field(None, description="Bearer key of the openai judge's endpoint; unset: "
+                                                              "HINDSIGHT_VERIFIER_API_KEY.")
+    judge_cut: float = Field(6.0, ge=1, le=10, description="The audit's cut: a judge's verdict is its score >= "
+                                                           "the cut (reported with every audit).")
 
     # fetching papers from the scholarly APIs (indexing.fetch)
     openalex_url: str = Field("https://api.openalex.org", description="OpenAlex base URL (a mirror or proxy).")

@@ -14,6 +14,7 @@ from service.routers import (
     analysis, corpus, dashboard, health, index, judges, metrics, papers, runs, score, systems, verify,
 )
 from service.routers import labels as labels_router
+from service.routers import judging as judging_router
 from service.state import IndexHolder
 from service.threads import apply_scoring_threads
 
@@ -45,5 +46,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (health, score, index, corpus, papers, runs, verify, judges, systems, analysis, metrics, dashboard):
         app.include_router(module.router)
     app.include_router(labels_router.router)
+    app.include_router(judging_router.router)
     app.mount("/static", StaticFiles(directory=dashboard.STATIC_DIR), name="static")
     return app

@@ -1,13 +1,21 @@
-"""`hindsight judge import`."""
+"""`hindsight judge import|run|prompts|export|pairs|audit|innoeval`."""
 
+import json
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
 from indexing.db import session_scope
-from service.cli.common import JsonOpt, console, fail, print_json, ready_settings
+from indexing.matcher.verifier.base import VerifierUnavailable
+from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings
 from service.judges import JudgeImportRejected, import_judge_scores
+from service.judging import audit as audits
+from service.judging import innoeval, pairwise, pointwise, prompts
+from service.judging.backends import BACKENDS, Judge, make_judge
+from service.metrics.parsing import InputFileError, MetricsInputError, read_records
+from service.runs import RunNotFound
+from service.verify import run_id_of
 
 app = typer.Typer(help="LLM-judge scores of stored ideas.", no_args_is_help=True)
 
@@ -43,3 +51,238 @@ def import_(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="
     console.print(table)
     if report.ignored_fields:
         console.print(f"[yellow]ignored fields:[/] {', '.join(report.ignored_fields)}", highlight=False)
+
+
+BackendOpt = typer.Option("local", "--backend", help=f"{' or '.join(BACKENDS)} (local: the packaged model).")
+PromptOpt = typer.Option(prompts.DEFAULT, "--prompt", help="A prompt version (hindsight judge prompts).")
+RunOpt = typer.Option(..., "--run", help="Run id, or label (with --system when ambiguous).")
+SystemOpt = typer.Option(None, "--system", help="The run's system, when its label is ambiguous.")
+
+
+def _judge(backend: str, prompt: str) -> tuple[Judge, prompts.PromptVersion]:
+    if backend not in BACKENDS:
+        fail(f"--backend: expected {' or '.join(BACKENDS)}, got {backend!r}")
+    try:
+        version = prompts.get(prompt)
+    except KeyError as exc:
+        fail(f"--prompt: {exc.args[0]}")
+    try:
+        return make_judge(backend, ready_settings()), version
+    except VerifierUnavailable as exc:
+        fail(str(exc))
+
+
+def _run_id(run: str, system: str | None) -> int:
+    try:
+        return run_id_of(ready_settings().db_path, run, system)
+    except RunNotFound as exc:
+        fail(str(exc))
+
+
+@app.command("prompts")
+def prompts_(json_out: bool = JsonOpt) -> None:
+    """The judge's prompt versions (the default first)."""
+    listed = [p.as_dict() for p in prompts.PROMPTS.values()]
+    if json_out:
+        print_json(listed)
+        return
+    table = Table("name", "sha", "default", "what it asks", title="judge prompt versions")
+    for p in listed:
+        table.add_row(p["name"], p["sha"], "yes" if p["default"] else "", p["summary"])
+    console.print(table)
+
+
+@app.command("run")
+def run_(run: str = RunOpt, system: str | None = SystemOpt, backend: str = BackendOpt,
+         prompt: list[str] = typer.Option([prompts.DEFAULT], "--prompt",
+                                          help="A prompt version (hindsight judge prompts); repeat it to judge under "
+                                               "several, each idea's prefix shared by all of them."),
+         samples: int = typer.Option(1, "--samples", min=1, max=20,
+                                     help="1: the expected rating over the rating tokens' probabilities (the parsed "
+                                          "answer where the backend gives none); N: the mean of N answers sampled "
+                                          "at temperature 1."),
+         json_out: bool = JsonOpt) -> None:
+    """Rate each idea of a stored run on novelty, feasibility, impact and overall (1-10). Answers are cached by
+    (judge revision, idea text), so a rerun or a superset asks nothing twice and a killed run resumes. --json: one
+    report (judge, ideas, new_calls, invalid per dimension, ...), or {"runs": [...]} for several prompts."""
+    settings = ready_settings()
+    run_id = _run_id(run, system)
+    versions = []
+    for name in dict.fromkeys(prompt):
+        try:
+            versions.append(prompts.get(name))
+        except KeyError as exc:
+            fail(f"--prompt: {exc.args[0]}")
+    judge, _ = _judge(backend, versions[0].name)
+    with progress_bars(not json_out) as bars:
+        reports = pointwise.judge_runs(settings.db_path, run_id, judge=judge, versions=versions, samples=samples,
+                                       progress=(lambda done, total: bars("judge", 1, total)) if bars else None)
+    if json_out:
+        print_json(reports[0].as_dict() if len(reports) == 1 else {"runs": [r.as_dict() for r in reports]})
+    else:
+        for report in reports:
+            invalid = ", ".join(f"{d} {n}" for d, n in report.invalid.items())
+            console.print(f"run {run_id}: {report.judged} of {report.ideas} ideas judged as {report.judge} "
+                          f"({report.revision}); {report.new_calls} new calls, {report.cached} answers from the "
+                          f"cache; invalid: {invalid}; {report.seconds:.1f} s", highlight=False)
+    if reports[0].stopped:
+        fail(f"stopped after {min(r.judged for r in reports)} ideas: {reports[0].stopped}", 3)
+
+
+@app.command("export")
+def export(run: str = RunOpt, system: str | None = SystemOpt,
+           judge: str = typer.Option(..., "--judge", help="The judge's stored name."),
+           out: Path | None = typer.Option(None, "--out", dir_okay=False, help="Write here (JSONL) instead of "
+                                                                                "stdout."),
+           json_out: bool = JsonOpt) -> None:
+    """Write a run's scores by a judge as the JSONL `hindsight judge import` reads (a lossless round trip)."""
+    settings = ready_settings()
+    run_id = _run_id(run, system)
+    with session_scope(settings.db_path) as session:
+        rows, empty = pointwise.export_rows(session, run_id=run_id, judge=judge)
+    if not rows and not empty:
+        fail(f"judge {judge!r} has no scores in run {run_id}")
+    text = pointwise.to_jsonl(rows)
+    if out is None:
+        print(text, end="")
+        return
+    out.write_text(text, encoding="utf-8")
+    summary = {"file": str(out), "rows": len(rows), "without_score": empty, "judge": judge, "run_id": run_id}
+    if json_out:
+        print_json(summary)
+    else:
+        console.print(f"wrote {len(rows)} rows to {out}" + (f"; {empty} ideas with every dimension invalid left "
+                                                             "out" if empty else ""), highlight=False)
+
+
+@app.command("pairs")
+def pairs(run: str = RunOpt, system: str | None = SystemOpt,
+          pairs_file: Path | None = typer.Option(None, "--pairs", exists=True, dir_okay=False,
+                                                 help="JSONL or JSON array of {a, b} idea ids of the run."),
+          within: str | None = typer.Option(None, "--within", help="topic: every pair of ideas sharing a topic."),
+          limit: int | None = typer.Option(None, "--limit", min=1, help="At most this many pairs (--within)."),
+          backend: str = BackendOpt, prompt: str = PromptOpt, json_out: bool = JsonOpt) -> None:
+    """Which of two ideas is more novel, asked in both orders; an order-inconsistent pair is a tie (counted)."""
+    settings = ready_settings()
+    run_id = _run_id(run, system)
+    if (pairs_file is None) == (within is None):
+        fail("give --pairs FILE or --within topic")
+    if within is not None and within != "topic":
+        fail(f"--within: only topic is known, got {within!r}")
+    try:
+        chosen = (pairwise.read_pairs_file(pairs_file) if pairs_file is not None
+                  else pairwise.within_topic(pairwise.run_ideas(settings.db_path, run_id), limit))
+    except pairwise.PairsError as exc:
+        fail(str(exc))
+    judge, version = _judge(backend, prompt)
+    with progress_bars(not json_out) as bars:
+        try:
+            report = pairwise.judge_pairs(settings.db_path, run_id, judge=judge, prompt=version, pairs=chosen,
+                                          progress=(lambda done, total: bars("pairs", 1, total)) if bars else None)
+        except pairwise.PairsError as exc:
+            fail(str(exc))
+    if json_out:
+        print_json(report.as_dict())
+    else:
+        rate = "–" if report.swap_flip_rate is None else f"{report.swap_flip_rate:.3f}"
+        console.print(f"run {run_id}: {report.judged} of {report.pairs} pairs in both orders as {report.judge}; "
+                      f"consistent {report.consistent}, ties {report.ties}, invalid {report.invalid}; order-swap "
+                      f"flip rate {rate} ({report.swap_flips}/{report.swap_compared}); {report.new_calls} new "
+                      "calls", highlight=False)
+    if report.stopped:
+        fail(f"stopped after {report.judged} pairs: {report.stopped}", 3)
+
+
+@app.command("audit")
+def audit(judges: list[str] = typer.Option(..., "--judge", help="Two judges' stored names: --judge A --judge B."),
+          runs: list[str] = typer.Option(None, "--run", help="Runs to audit (repeatable); every idea both judged "
+                                                             "when absent."),
+          cut: float | None = typer.Option(None, "--cut", help="A verdict is score >= cut (HINDSIGHT_JUDGE_CUT)."),
+          n_boot: int = typer.Option(2000, "--n-boot", min=1, help="Bootstrap resamples."),
+          seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+          json_out: bool = JsonOpt) -> None:
+    """Per dimension, overall and per run: flips of the verdicts at the cut, rank agreement, the mean shift,
+    invalid and missing counts per side, the prompt versions, bootstrap intervals."""
+    settings = ready_settings()
+    run_ids = [_run_id(r, None) for r in runs or []]
+    try:
+        with session_scope(settings.db_path) as session:
+            result = audits.audit(session, judges=judges, runs=run_ids or None,
+                                  cut=settings.judge_cut if cut is None else cut, n_boot=n_boot, seed=seed)
+    except audits.AuditError as exc:
+        fail(str(exc))
+    if json_out:
+        print_json(result)
+        return
+    revs = result["revisions"]
+    console.print(f"a = {result['judges']['a']} ({revs['a'].get('prompt')}), b = {result['judges']['b']} "
+                  f"({revs['b'].get('prompt')}); {result['rule']}", highlight=False)
+    table = Table("dimension", "compared", "flips", "flip rate", "95% CI", "spearman", "kendall", "shift b-a",
+                  "invalid a/b", "missing a/b", title=f"judge audit over {result['ideas']} ideas")
+    for dim, b in result["dimensions"].items():
+        ci = b["flip_rate_ci95"]
+        table.add_row(dim, str(b["n_compared"]), str(b["flips"]),
+                      "–" if b["flip_rate"] is None else f"{b['flip_rate']:.3f}",
+                      "–" if ci is None else f"{ci[0]:.3f}-{ci[1]:.3f}",
+                      "–" if b["spearman"] is None else f"{b['spearman']:.3f}",
+                      "–" if b["kendall"] is None else f"{b['kendall']:.3f}",
+                      "–" if b["mean_shift"] is None else f"{b['mean_shift']:+.2f}",
+                      f"{b['invalid']['a']}/{b['invalid']['b']}", f"{b['missing']['a']}/{b['missing']['b']}")
+    console.print(table)
+
+
+@app.command("innoeval")
+def innoeval_(points: Path | None = typer.Option(None, "--points", exists=True, dir_okay=False,
+                                                 help="InnoEval's points file (conference_points*.jsonl)."),
+              pairs_file: Path | None = typer.Option(None, "--pairs", exists=True, dir_okay=False,
+                                                     help="InnoEval's pairs file (conference_pairs_*.json)."),
+              backend: str = BackendOpt, prompt: str = PromptOpt,
+              limit: int | None = typer.Option(None, "--limit", min=1, help="The first N items only."),
+              out: Path | None = typer.Option(None, "--out", dir_okay=False,
+                                              help="Write one prediction row per item (JSONL), as `hindsight "
+                                                   "metrics innoeval --pred` reads."),
+              json_out: bool = JsonOpt) -> None:
+    """The judge's predictions on InnoEval's own files, evaluated by the product's InnoEval metrics; pairs are
+    asked in both orders, with the order-swap flip rate."""
+    if (points is None) == (pairs_file is None):
+        fail("give --points FILE or --pairs FILE")
+    path = points or pairs_file
+    assert path is not None
+    try:
+        gold, _ = read_records(path)
+    except InputFileError as exc:
+        fail(str(exc))
+    gold = gold[:limit] if limit else gold
+    settings = ready_settings()
+    judge, version = _judge(backend, prompt)
+    run = innoeval.judge_points if points is not None else innoeval.judge_pairs
+    with progress_bars(not json_out) as bars:
+        try:
+            result = run(settings.db_path, gold, judge=judge, prompt=version,
+                         progress=(lambda done, total: bars("innoeval", 1, total)) if bars else None)
+        except MetricsInputError as exc:
+            fail(f"{path}: {exc}")
+    result["file"], result["limit"] = str(path), limit
+    if out is not None:
+        out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in result["rows"]), encoding="utf-8")
+    if json_out:
+        print_json(result)
+    else:
+        _print_innoeval(result)
+    if result["stopped"]:
+        fail(f"stopped after {result['answered']} of {result['items']} items: {result['stopped']}", 3)
+
+
+def _print_innoeval(result: dict) -> None:
+    head = (f"{result['task']} of {result['file']}: {result['answered']} of {result['items']} items as "
+            f"{result['judge']}; {result['new_calls']} new calls")
+    if result["task"] == "points":
+        m = (result["report"] or {}).get("metrics", {})
+        console.print(f"{head}; invalid {result['invalid']}; accuracy {m.get('full.accuracy')}, macro-F1 "
+                      f"{m.get('full.macro_f1')}, binary accuracy {m.get('binary.accuracy')}", highlight=False)
+        return
+    acc = {k: (v or {}).get("metrics", {}).get("accuracy") for k, v in result["reports"].items()}
+    console.print(f"{head}; accuracy both orders {acc['both']} (ties {result['ties']} count wrong), as shown "
+                  f"{acc['ab']}, swapped {acc['ba']}; order-swap flip rate {result['swap_flip_rate']} "
+                  f"({result['swap_flips']}/{result['swap_compared']}); invalid answers "
+                  f"{result['invalid_answers']}", highlight=False)

@@ -259,6 +259,31 @@ def paired_bootstrap(before: np.ndarray, after: np.ndarray, *, n_boot: int = 200
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
+@dataclass(frozen=True)
+class Flips:
+    """Two runs' verdicts aligned by id: compared where both are valid, a flip where they differ."""
+
+    compared: list[str]
+    flips: list[str]
+    only_before: list[str]  # valid in the first run only: not compared, reported
+    only_after: list[str]
+
+    @property
+    def rate(self) -> float | None:
+        return len(self.flips) / len(self.compared) if self.compared else None
+
+
+def flip_count(before: Mapping[str, Any], after: Mapping[str, Any], *, keys: Sequence[str]) -> Flips:
+    """The flip metric of the audit (None is no valid verdict): the one count behind `metrics novelty --task audit`
+    and `hindsight judge audit`."""
+    b = {key: before.get(key) for key in keys}
+    a = {key: after.get(key) for key in keys}
+    compared = [key for key in keys if b[key] is not None and a[key] is not None]
+    return Flips(compared=compared, flips=[key for key in compared if b[key] != a[key]],
+                 only_before=[key for key in keys if b[key] is not None and a[key] is None],
+                 only_after=[key for key in keys if b[key] is None and a[key] is not None])
+
+
 def audit_pairwise(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]], *,
                    predictions_after: Sequence[Mapping[str, Any]], n_boot: int = 2000, seed: int = 0) -> Report:
     """Two runs of a pairwise judge (e.g. two prompts): both accuracies, flip rate and a paired bootstrap CI."""
@@ -269,21 +294,20 @@ def audit_pairwise(gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapp
     after = read_pairwise_run(pairs, predictions_after, source="predictions_after")
     scores_before, scores_after = before.scores(pairs), after.scores(pairs)
 
-    compared = [key for key in pairs if before.verdicts[key] is not None and after.verdicts[key] is not None]
-    flips = [key for key in compared if before.verdicts[key] != after.verdicts[key]]
+    flipped = flip_count(before.verdicts, after.verdicts, keys=list(pairs))
+    compared, flips, only_before, only_after = (flipped.compared, flipped.flips, flipped.only_before,
+                                                flipped.only_after)
     right = {key: (before.verdicts[key] == pair.winner, after.verdicts[key] == pair.winner)
              for key, pair in pairs.items()}
     became_right = [key for key in flips if right[key] == (False, True)]
     became_wrong = [key for key in flips if right[key] == (True, False)]
-    only_before = [key for key in pairs if before.verdicts[key] is not None and after.verdicts[key] is None]
-    only_after = [key for key in pairs if before.verdicts[key] is None and after.verdicts[key] is not None]
     low, high = paired_bootstrap(scores_before, scores_after, n_boot=n_boot, seed=seed)
 
     metrics_before, _ = _pairwise_metrics(pairs, before)
     metrics_after, _ = _pairwise_metrics(pairs, after)
     metrics: dict[str, float | None] = {f"before.{k}": v for k, v in metrics_before.items()}
     metrics |= {f"after.{k}": v for k, v in metrics_after.items()}
-    metrics |= {"flip_rate": len(flips) / len(compared) if compared else None,
+    metrics |= {"flip_rate": flipped.rate,
                 "accuracy_difference": float(scores_after.mean() - scores_before.mean()),
                 "accuracy_difference.ci95_low": low, "accuracy_difference.ci95_high": high}
     for setting, keys in sorted(_settings(pairs, lambda pair: pair.setting).items()):

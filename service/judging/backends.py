@@ -1,0 +1,206 @@
+"""The judge's backends, over the verifier's own machinery: the packaged model (or any GGUF) through its llama.cpp
+runtime (shared-prefix KV cache, label probabilities from the logits), and any OpenAI-compatible endpoint through
+its chat client (retries, 429, budget, key redaction, label shares from the top logprobs).
+
+A backend answers the questions of one prefix in a row, so the prefix is evaluated (or cached by the endpoint) once
+for all of them. Where it gives probabilities, an answer is the distribution over the task's labels; otherwise the
+text is read; an answer that cannot be read is a Reading with its reason.
+"""
+
+import hashlib
+import importlib.util
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from indexing.matcher.verifier.base import VerifierUnavailable
+from indexing.matcher.verifier.local import LlamaRuntime, chat_frame
+from indexing.matcher.verifier.model_files import JOINED_SHA256, model_file
+from indexing.matcher.verifier.openai import ChatEndpoint, TOP_LOGPROBS, endpoint_options, label_shares, reply_of
+from indexing.settings import Settings
+from service.judging import prompts
+from service.judging.prompts import Task
+
+BACKENDS = ("local", "openai")
+PACKAGED = "qwen2.5-coder-1.5b"  # the packaged GGUF's name in a judge's stored name
+# below this share of the answer's probability on the labels, the model is answering something else: invalid
+MIN_MASS = 0.01
+MAX_TOKENS = 16  # room for "10", markup, or a short JSON object from an endpoint without logprobs
+SAMPLE_TEMPERATURE = 1.0
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One answer: its label (None when invalid), the labels' probabilities where the backend gives them."""
+
+    label: str | None
+    source: str  # logprobs | parsed | sampled | invalid
+    probs: dict[str, float] | None = None
+    mass: float | None = None
+    text: str | None = None
+    reason: str | None = None
+    samples: tuple[str | None, ...] | None = None  # the sampled labels (None: a sample that could not be read)
+
+
+class Judge(Protocol):
+    backend: str  # local | openai
+    model: str  # the model's short name (a stored name's first half)
+    weights: str  # what identifies the weights: a file hash, or model@host
+    calls: int  # questions answered by the model since creation (each sample counts)
+
+    def ask(self, task: Task, prefix: str, questions: Sequence[str], *, samples: int = 1,
+            seed: str = "") -> list[Reading]:
+        """One reading per question, in order, after the shared prefix."""
+        ...
+
+
+def _seed(seed: str, question: str) -> int:
+    return int(hashlib.sha256(f"{seed}\x00{question}".encode()).hexdigest()[:16], 16)
+
+
+def _from_probs(task: Task, probs: list[float], mass: float) -> Reading:
+    shares = dict(zip(task.labels, probs))
+    if mass < MIN_MASS:
+        return Reading(None, "invalid", shares, mass, reason=f"the answer's labels ({task.labels[0]}..."
+                       f"{task.labels[-1]}) hold {mass:.2%} of its probability, under {MIN_MASS:.0%}: the model "
+                       "answers something else")
+    return Reading(max(shares, key=lambda k: shares[k]), "logprobs", shares, mass)
+
+
+class LocalJudge(LlamaRuntime):
+    """The judge on a GGUF chat model in process; probabilities come from the logits of the answer's first token
+    (and of the next one where a label goes on, as "10" after "1")."""
+
+    backend = "local"
+
+    def __init__(self, path: Path, *, sha256: str, threads: int = 0, ctx: int = 4096, **runtime: Any) -> None:
+        super().__init__(path, system=prompts.PAPER_V1.tasks["rate"].system, threads=threads, ctx=ctx,
+                         what="judge", **runtime)
+        self.model = PACKAGED if sha256 == JOINED_SHA256 else f"{path.stem}-{sha256[:8]}"
+        self.weights = sha256[:12]
+        self.calls = 0
+        self._frames: dict[str, tuple[list[int], str]] = {}
+        self._labels: dict[tuple[str, ...], list[list[list[int]]]] = {}
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "LocalJudge":
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise VerifierUnavailable("the local judge needs llama-cpp-python and the packaged model: "
+                                      "pip install -e '.[verifier]'")
+        path, sha = model_file(settings)
+        return cls(path, sha256=sha, threads=settings.verifier_threads, ctx=settings.verifier_ctx)
+
+    def _frame(self, system: str) -> tuple[list[int], str]:
+        if system not in self._frames:
+            before, answer = chat_frame(self._llm.metadata.get("tokenizer.chat_template"), system)
+            self._frames[system] = self._tokens(before), answer
+        return self._frames[system]
+
+    def _label_tokens(self, labels: tuple[str, ...]) -> list[list[list[int]]]:
+        if labels not in self._labels:
+            # the answer starts the assistant's turn, so no form with a leading space
+            self._labels[labels] = [self.label_tokens([label]) for label in labels]
+        return self._labels[labels]
+
+    def ask(self, task: Task, prefix: str, questions: Sequence[str], *, samples: int = 1,
+            seed: str = "") -> list[Reading]:
+        with self._lock:
+            before, answer = self._frame(task.system)
+            base = before + self._tokens(prefix)
+            labels = self._label_tokens(task.labels)
+            out = []
+            for question in questions:
+                probs, mass = self.label_probs(base, self._tokens(question + answer), labels)
+                self.calls += samples
+                reading = _from_probs(task, probs, mass)
+                if samples > 1:
+                    reading = self._sampled(task, probs, mass, samples, _seed(seed, question))
+                out.append(reading)
+            return out
+
+    @staticmethod
+    def _sampled(task: Task, probs: list[float], mass: float, samples: int, seed: int) -> Reading:
+        """samples draws of the first answer token at temperature 1 (a draw off the labels is unreadable)."""
+        weights = np.array([p * mass for p in probs] + [max(0.0, 1.0 - mass)])
+        drawn = np.random.default_rng(seed).choice(len(weights), size=samples, p=weights / weights.sum())
+        got = tuple(task.labels[i] if i < len(task.labels) else None for i in drawn)
+        return _sampled_reading(task, got, dict(zip(task.labels, probs)), mass)
+
+
+def _sampled_reading(task: Task, got: tuple[str | None, ...], probs: dict[str, float] | None,
+                     mass: float | None) -> Reading:
+    valid = [g for g in got if g is not None]
+    if not valid:
+        return Reading(None, "invalid", probs, mass, reason=f"none of the {len(got)} samples could be read",
+                       samples=got)
+    return Reading(max(set(valid), key=valid.count), "sampled", probs, mass, samples=got)
+
+
+class OpenAIJudge(ChatEndpoint):
+    """The judge on an OpenAI-compatible endpoint: one request per question at temperature 0 with top logprobs
+    (the prefix first, so the endpoint's prefix cache serves the other questions), or `samples` requests at
+    temperature 1 read from their text."""
+
+    backend = "openai"
+
+    def __init__(self, url: str, model: str, **options: Any) -> None:
+        super().__init__(url, model, url_setting="HINDSIGHT_JUDGE_URL", unit="idea", **options)
+        self.weights = f"{model}@{self.host}"
+        self.calls = 0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "OpenAIJudge":
+        url = settings.judge_url or settings.verifier_url
+        model = settings.judge_model or settings.verifier_model
+        if not url or not model:
+            missing = " and ".join(env for env, value in (("HINDSIGHT_JUDGE_URL", url),
+                                                          ("HINDSIGHT_JUDGE_MODEL", model)) if not value)
+            raise VerifierUnavailable(
+                "the openai judge needs HINDSIGHT_JUDGE_URL (or HINDSIGHT_VERIFIER_URL: the endpoint's base URL, "
+                "e.g. http://127.0.0.1:8000/v1) and HINDSIGHT_JUDGE_MODEL (or HINDSIGHT_VERIFIER_MODEL); "
+                f"not set: {missing}")
+        return cls(url, model, **endpoint_options(settings, api_key=settings.judge_api_key))
+
+    def ask(self, task: Task, prefix: str, questions: Sequence[str], *, samples: int = 1,
+            seed: str = "") -> list[Reading]:
+        self._reserve(len(questions) * samples, what=f"{len(questions)} questions x {samples} sample(s)")
+        out = []
+        for question in questions:
+            messages = [{"role": "system", "content": task.system}, {"role": "user", "content": prefix + question}]
+            if samples == 1:
+                body = {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": MAX_TOKENS,
+                        "logprobs": True, "top_logprobs": TOP_LOGPROBS}
+                out.append(self.complete(body, lambda data: self._read(task, data)))
+                self.calls += 1
+                continue
+            got = []
+            for n in range(samples):
+                body = {"model": self.model, "messages": messages, "temperature": SAMPLE_TEMPERATURE,
+                        "max_tokens": MAX_TOKENS, "seed": _seed(seed, question) % 2**31 + n}
+                got.append(self.complete(body, lambda data: prompts.parse(task, reply_of(data)[1])[0]))
+                self.calls += 1
+            out.append(_sampled_reading(task, tuple(got), None, None))
+        return out
+
+    @staticmethod
+    def _read(task: Task, data: object) -> Reading:
+        content, text = reply_of(data)
+        shares = label_shares(content, {label: (label, " " + label) for label in task.labels})
+        if shares is not None:
+            return Reading(max(shares, key=lambda k: shares[k]), "logprobs", shares, text=text)
+        label, reason = prompts.parse(task, text)
+        if label is None:
+            return Reading(None, "invalid", text=text, reason=reason)
+        return Reading(label, "parsed", text=text)
+
+
+def make_judge(backend: str, settings: Settings) -> Judge:
+    """The named backend; VerifierUnavailable says why it cannot run here."""
+    if backend == "local":
+        return LocalJudge.from_settings(settings)
+    if backend == "openai":
+        return OpenAIJudge.from_settings(settings)
+    raise VerifierUnavailable(f"unknown judge backend {backend!r}; one of {', '.join(BACKENDS)}")

