@@ -190,3 +190,11 @@ class ScoreResponse(ScoringContext):
     read: dict | None = Field(None, description="A file upload: read = scored + refused, refusals by file, record "
                                                 "and field, the layouts and field mappings read.")
     judge_scores: dict | None = Field(None, description="The generator's own ratings stored as judge scores.")
+
+
+def idea_line(result: IdeaScoreOut, context: ScoringContext, **run: object) -> dict:
+    """One idea's flat record (`hindsight score --out`): the idea's fields with the run's beside them; a run field
+    whose name an idea field also has (warnings: the run's leak risks vs the idea's own) is written run_<name>."""
+    idea = result.model_dump()
+    shared = {**context.model_dump(), **run}
+    return {**{(f"run_{k}" if k in idea else k): v for k, v in shared.items()}, **idea}

@@ -13,6 +13,7 @@ from indexing.windows import WindowError
 from service.cli.common import JsonOpt, console, current_index, fail, print_json, progress_bars, ready_settings
 from service.generator_runs import score_run
 from service.ideas import FORMATS, LayoutError, ReadResult, mapping_named, read_path
+from service.schemas import idea_line
 from service.systems import SystemInputError
 
 
@@ -90,9 +91,8 @@ def score(ideas_path: Path = typer.Argument(..., exists=True, metavar="FILE|DIR"
     for warning in context.warnings:
         console.print(f"[bold yellow]warning ({warning['code']}):[/] {warning['message']}", highlight=False)
     counts = {**read.counts(), "scored": len(results)}
-    lines = [{**r.model_dump(), **context.model_dump(), "system": system, "run": run} for r in results]
     if out:
-        out.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        out.write_text("".join(json.dumps(idea_line(r, context, system=system, run=run)) + "\n" for r in results))
     if json_out:
         print_json({**context.model_dump(), "system": system, "run": run, "run_id": run_id, "read": counts,
                     "judge_scores": ratings, "ideas": [r.model_dump() for r in results]})
