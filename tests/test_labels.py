@@ -125,6 +125,13 @@ def test_judged_format(store):
         assert report.format == "judged" and report.inserted == 3
         got = {r["paper_id"]: r["label"] for r in export_labels(s, run="r1")}
         assert got == {"sys-b-004-c1": "none", "sys-b-004-c2": "direction", "outside-1": "realised"}
+        # a row may name its run and annotator itself; an unknown field is named; an empty file is refused
+        named = {"idea": "sys-b-005", "run": "r1", "annotator": "other", "reviewed": ["sys-b-005-c1"]}
+        assert import_labels(s, json.dumps(named).encode(), name="k.jsonl").annotators == ["other"]
+        with pytest.raises(ImportRejected, match="line 1: field 'verdict': unknown field"):
+            import_labels(s, json.dumps({**named, "verdict": 1}).encode(), name="v.jsonl")
+        with pytest.raises(ImportRejected, match="holds no labels rows"):
+            import_labels(s, b"\n", name="empty.jsonl")
 
 
 def _independent_counts(planted: dict, labelled: list[str], shown: int, db_path) -> dict:

@@ -18,7 +18,7 @@ SystemOpt = typer.Option(None, "--system", help="Only this system's run.")
 
 @app.command()
 def draw(run: str = RunOpt, n: int = typer.Option(..., "--n", min=1, help="Ideas to draw from each system's run."),
-         seed: int | None = typer.Option(None, "--seed", min=0,
+         seed: int | None = typer.Option(None, "--seed", min=0, max=2**32 - 1,
                                          help="Random seed (a random one, stored, when absent)."),
          system: str | None = SystemOpt, json_out: bool = JsonOpt) -> None:
     """Draw N ideas at random from each system's scored ideas not drawn yet, and store the draw."""

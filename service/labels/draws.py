@@ -44,9 +44,9 @@ def draw(session: Session, *, run: str, n: int, seed: int | None = None, system:
     """Draw n ideas (fewer when fewer are left) from each stratum's scored ideas not drawn yet, in a random order."""
     if n < 1:
         raise LabelError("n", f"must be at least 1, got {n}")
-    seed = secrets.randbelow(2**31) if seed is None else int(seed)
-    if not 0 <= seed < 2**63:
-        raise LabelError("seed", f"must be a non-negative 64-bit integer, got {seed}")
+    seed = secrets.randbelow(2**32) if seed is None else int(seed)
+    if not 0 <= seed < 2**32:
+        raise LabelError("seed", f"must be in 0..{2**32 - 1}, got {seed}")
     rng = np.random.default_rng(seed)
     made = []
     for stratum in runs_of(session, run, system):

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
-from service.analyses.selection import AnalysisError, Selection, load_ideas, number
+from service.analyses.selection import AnalysisError, NotFound, Selection, load_ideas, number
 from service.labels import agreement, ppi
 from service.labels.pairs import IdeaCalls, drawn_ideas, first_annotator, load_calls, load_labels, truth_of
 
@@ -150,7 +150,7 @@ def labelled_summary(session: Session, *, selection: Selection, confidence: floa
     drawn = drawn_ideas(session, pks)
     chosen = annotator or first_annotator(labels, set(drawn))
     if annotator is not None and annotator not in labels:
-        raise AnalysisError("annotator", f"{annotator!r} labelled none of the selected ideas"
+        raise NotFound("annotator", f"{annotator!r} labelled none of the selected ideas"
                                          + (f"; present: {', '.join(sorted(labels))}" if labels else ""))
     mine = labels.get(chosen, {}) if chosen else {}
     wanted: dict[tuple[str, str, str], set[str]] = {}

@@ -17,6 +17,9 @@ from service.labels.models import LABELS, DrawIdea, Label
 FORMATS = ("auto", "labels", "judged")
 LABEL_FIELDS = {"run", "system", "idea_id", "paper_id", "label", "annotator", "time"}
 JUDGED_LISTS = ("reviewed", "same_problem", "same_problem_and_approach")
+# the project's judged files carry topic, title and notes; run, system and annotator may name what the command line
+# would
+JUDGED_FIELDS = {"idea", "topic", "title", "notes", "run", "system", "annotator", *JUDGED_LISTS}
 MAX_ERRORS = 200
 
 
@@ -153,7 +156,7 @@ def _parse(session: Session, data: bytes, *, fmt: str, run: str | None, system: 
             continue
         kind = fmt if fmt != "auto" else ("judged" if "idea" in row or "reviewed" in row else "labels")
         formats.add(kind)
-        who = row.get("annotator", annotator) if kind == "labels" else annotator
+        who = row.get("annotator", annotator)
         who_ok = _text(who, 128)
         if who_ok is None:
             bad(line, "annotator", "missing: give it in the row or with --annotator" if who is None
@@ -177,7 +180,10 @@ def _parse(session: Session, data: bytes, *, fmt: str, run: str | None, system: 
                 bad(line, "paper_id", "missing or not a non-empty string")
             wanted = [(str(paper_id).strip() if isinstance(paper_id, str) else "", str(label))]
         else:
-            run_ref, sys_ref, idea_id, when = run, system, row.get("idea"), None
+            unknown = sorted(set(row) - JUDGED_FIELDS)
+            if unknown:
+                bad(line, unknown[0], f"unknown field (expected {', '.join(sorted(JUDGED_FIELDS))})")
+            run_ref, sys_ref, idea_id, when = row.get("run", run), row.get("system", system), row.get("idea"), None
             lists: dict[str, list[str]] = {}
             for name in JUDGED_LISTS:
                 value = row.get(name, [])
@@ -204,6 +210,8 @@ def _parse(session: Session, data: bytes, *, fmt: str, run: str | None, system: 
         if who_ok is None or any(p == "" or lab not in LABELS for p, lab in wanted):
             continue
         pairs += [_Pair(line, found, p, who_ok, lab, when) for p, lab in wanted]
+    if report.rows == 0:
+        bad(1, "<file>", "holds no labels rows")
     report.format = "+".join(sorted(formats)) or fmt
     _check_papers(session, pairs, bad)
     _check_repeats(pairs, bad)

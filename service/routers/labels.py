@@ -30,7 +30,7 @@ class DrawRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     run: Name = Field(description="Run id or label.")
     n: int = Field(ge=1, le=100_000, description="Ideas to draw from each system's run.")
-    seed: int | None = Field(None, ge=0, le=2**63 - 1, description="Random seed (a random one, stored, when absent).")
+    seed: int | None = Field(None, ge=0, le=2**32 - 1, description="Random seed (a random one, stored, when absent).")
     system: Name | None = None
 
 

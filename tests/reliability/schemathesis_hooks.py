@@ -20,7 +20,7 @@ import schemathesis
 from schemathesis.generation import GenerationMode
 
 ROOT = Path(__file__).resolve().parents[2]
-UPLOADS = ("/v1/papers", "/v1/judge-scores")
+UPLOADS = ("/v1/papers", "/v1/judge-scores", "/v1/labels/import")
 METRICS = "/v1/metrics/{benchmark}/{task}"
 
 GROUP = {"query": {"paper_id": "q", "decision": "Accept (Oral)"}, "query_category": "oral",
@@ -70,6 +70,19 @@ def paper_files() -> dict[str, str]:
     return {"auto": native, "jsonl": native, "csv": _text(fixtures / "native.csv"),
             "paperlists": _text(fixtures / "iclr2024.json"),
             "openalex": _text(fixtures / "openalex.jsonl"), "s2": _text(fixtures / "s2.jsonl")}
+
+
+@cache
+def label_files() -> dict[str, str]:
+    """A labels file of each format naming the demo's stored ideas and papers (`format` -> its text); each row names
+    its run, system and annotator, so the query's are not needed."""
+    idea = json.loads(_lines(ROOT / "data" / "ideas" / "rag.jsonl", 1))["id"]
+    paper = json.loads(_lines(ROOT / "data" / "papers.jsonl", 1))["id"]
+    labels = json.dumps({"run": "r1", "system": "rag", "idea_id": idea, "paper_id": paper, "label": "direction",
+                         "annotator": "contract"}) + "\n"
+    judged = json.dumps({"idea": idea, "run": "r1", "system": "rag", "annotator": "contract", "reviewed": [paper],
+                         "same_problem": [paper], "same_problem_and_approach": []}) + "\n"
+    return {"auto": labels, "labels": labels, "judged": judged}
 
 
 @cache
@@ -135,7 +148,8 @@ def map_case(context, case):
     # file content goes in as text, as generated parts are: schemathesis re-checks a body a hook changed against the
     # schema, and a bytes value cannot be checked, so it would relabel the case negative (an "accepted invalid" case)
     if path in UPLOADS and isinstance(body.get("file"), (str, bytes)):
-        files = paper_files() if path == "/v1/papers" else judge_files()
+        files = paper_files() if path == "/v1/papers" else label_files() if path == "/v1/labels/import" \
+            else judge_files()
         case.body = {**body, "file": files[query.get("format") or "auto"]}
         if query.get("format") == "paperlists" and not query.get("venue_year"):  # the part's filename is "file"
             case.query = {**query, "venue_year": "iclr2024"}
