@@ -234,3 +234,68 @@ def test_cli_and_http(store, run_cli_here, tmp_path):
     assert json.loads(res.stdout)["annotator"] == "web"
     res = run_cli_here("label", "status", "--run", "r1")
     assert res.exit_code == 0 and "web: 1 of 3" in res.output
+
+
+def test_twenty_draws_of_25_cover_the_truth_and_ppi_is_narrower_where_the_matcher_agrees(settings):
+    """The issue's bar on a planted store (the matcher's calls agree with the truth on 85% of ideas): over 20
+    independent draws of 25 labelled ideas per system, each 95% interval of the realised and direction rates and of
+    the difference of realised rates covers the truth in at least 17; ppi is narrower on average than labels_only."""
+    planted = labels_store(settings.home, per_system=100, seed=9)
+    truth = {s: {m: sum(p[m] for p in planted.values() if p["system"] == s) / 100 for m in ("realised", "direction")}
+             for s in ("sys-a", "sys-b")}
+    covered: dict[tuple, int] = {}
+    widths: dict[str, list[float]] = {"labels_only": [], "ppi": []}
+    with session_scope(settings.db_path) as s:
+        import_labels(s, _rows(planted, list(planted)), name="truth.jsonl")
+        for rep in range(20):
+            s.query(Draw).delete()
+            s.commit()
+            draw(s, run="r1", n=25, seed=rep)
+            answer = labelled_summary(s, selection=Selection(), shown=5)
+            for g in answer["groups"]:
+                for m in ("realised", "direction"):
+                    for kind in ("labels_only", "ppi"):
+                        lo, hi = g[f"{m}_rate"][kind]["ci"]
+                        key = (g["group"], m, kind)
+                        covered[key] = covered.get(key, 0) + (lo <= truth[g["group"]][m] <= hi)
+                        widths[kind].append(hi - lo)
+            d = answer["differences"][0]["realised_rate"]
+            target = truth["sys-a"]["realised"] - truth["sys-b"]["realised"]
+            for kind in ("labels_only", "ppi"):
+                lo, hi = d[kind]["ci"]
+                covered[("diff", kind)] = covered.get(("diff", kind), 0) + (lo <= target <= hi)
+    assert min(covered.values()) >= 17, covered
+    mean = {k: sum(v) / len(v) for k, v in widths.items()}
+    assert mean["ppi"] < 0.9 * mean["labels_only"], mean
+
+
+def test_a_verified_run_is_measured_for_the_verifier_and_the_matcher_apart(store):
+    """On a verified score the stored calls are the verifier's and the embedding's are kept beside them: the
+    agreement reads the matcher from the embedding's and the verifier from the stored ones."""
+    settings, planted = store
+    with session_scope(settings.db_path) as s:
+        before = labelled_summary(s, selection=Selection(), shown=5)  # no labels yet: nothing measured
+        assert before["agreement"]["overall"]["verifier"] is None
+        import_labels(s, _rows(planted, list(planted)), name="truth.jsonl")
+        matcher_before = labelled_summary(s, selection=Selection(), shown=5)["agreement"]["overall"]["matcher"]
+        for score, idea_id in s.execute(select(Score, Idea.idea_id).join(Idea, Idea.pk == Score.idea_pk)
+                                        .where(Idea.idea_id.like("sys-b-%"))).all():
+            score.verifier = "test-verifier"
+            for m in score.matches:  # a verifier that reads every candidate right
+                label = planted[idea_id]["truth"][m.paper_id]
+                m.embedding_realised, m.embedding_direction = m.realised, m.direction
+                m.realised, m.direction = label == "realised", label != "none"
+                m.verifier_p_direction = 0.9 if label != "none" else 0.1
+                m.verifier_p_realised = 0.9 if label == "realised" else 0.1
+                m.verifier_source = "test"
+        s.commit()
+        after = labelled_summary(s, selection=Selection(), shown=5)
+    agreement = after["agreement"]["overall"]
+    assert after["annotator"] == "ann" and agreement["ideas"] == 80  # no draw yet: the first annotator of all
+    assert matcher_before["pair"]["direction"]["n"] > 0
+    assert agreement["matcher"]["pair"] == matcher_before["pair"]  # the embedding's calls, unchanged
+    verifier = agreement["verifier"]
+    assert verifier["ideas"] == 40
+    for decision in ("realised", "direction"):
+        assert verifier["pair"][decision]["fp"] == verifier["pair"][decision]["fn"] == 0
+    assert after["agreement"]["groups"]["sys-a"]["verifier"] is None

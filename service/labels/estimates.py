@@ -148,7 +148,7 @@ def labelled_summary(session: Session, *, selection: Selection, confidence: floa
     calls = load_calls(session, pks)
     labels = load_labels(session, pks)
     drawn = drawn_ideas(session, pks)
-    chosen = annotator or first_annotator(labels, set(drawn))
+    chosen = annotator or first_annotator(labels, set(drawn)) or first_annotator(labels, set(pks))
     if annotator is not None and annotator not in labels:
         raise NotFound("annotator", f"{annotator!r} labelled none of the selected ideas"
                                          + (f"; present: {', '.join(sorted(labels))}" if labels else ""))
