@@ -41,6 +41,12 @@ def minilm() -> Any:
     return MiniLMEmbedder()
 
 
+@pytest.fixture(scope="session")
+def ir_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder for the session's int8 IR: its conversion (about 19 s) is paid once, not by each module."""
+    return tmp_path_factory.mktemp("openvino-ir")
+
+
 @pytest.fixture
 def server_factory() -> Iterator[Callable[..., Server]]:
     servers: list[Server] = []
@@ -63,6 +69,18 @@ def run_cli_here(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterato
     get_settings.cache_clear()
     yield lambda *args: CliRunner().invoke(app, list(args))
     get_settings.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random qwen2 GGUF chat model (tests.factories.write_tiny_gguf) for the llama.cpp runtime's tests."""
+    import importlib.util
+
+    if importlib.util.find_spec("gguf") is None:
+        pytest.skip("the gguf package (test extra) is not installed")
+    from tests.factories import QWEN_LIKE_TEMPLATE, write_tiny_gguf
+
+    return write_tiny_gguf(tmp_path_factory.mktemp("gguf") / "tiny.gguf", template=QWEN_LIKE_TEMPLATE)
 
 
 @pytest.fixture

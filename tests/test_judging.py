@@ -18,7 +18,6 @@ from service.judging import pairwise, pointwise, prompts
 from service.judging.audit import AuditError, audit
 from service.judging.prompts import DIMENSIONS, PromptVersion
 from service.metrics import get_task, run_task
-from tests.factories import QWEN_LIKE_TEMPLATE, write_tiny_gguf
 
 needs_llama = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
                                  reason="llama-cpp-python is not installed (the `verifier` extra)")
@@ -77,13 +76,6 @@ def add_idea(settings: Settings, run_id: int, idea_id: str) -> None:
 
 
 # the real llama.cpp runtime on a tiny random model
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if importlib.util.find_spec("gguf") is None:
-        pytest.skip("the gguf package (test extra) is not installed")
-    return write_tiny_gguf(tmp_path_factory.mktemp("gguf") / "tiny.gguf", template=QWEN_LIKE_TEMPLATE)
 
 
 @pytest.fixture(scope="module")

@@ -28,13 +28,6 @@ PAPERS = [Paper("p1", "Diverse counterfactuals on the data manifold", "We genera
           Paper("p3", "Ünïcode tïtle — with dashes", "An abstract\nover two lines, with Yes and No in it.")]
 
 @pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if importlib.util.find_spec("gguf") is None:
-        pytest.skip("the gguf package (test extra) is not installed")
-    return write_tiny_gguf(tmp_path_factory.mktemp("gguf") / "tiny.gguf", template=QWEN_LIKE_TEMPLATE)
-
-
-@pytest.fixture(scope="module")
 def verifier(tiny_model: Path):  # type: ignore[no-untyped-def]
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("llama-cpp-python is not installed (the `verifier` extra)")

@@ -19,7 +19,9 @@ import numpy as np
 from indexing.matcher.verifier.base import VerifierUnavailable
 from indexing.matcher.verifier.local import LlamaRuntime, chat_frame
 from indexing.matcher.verifier.model_files import JOINED_SHA256, model_file
-from indexing.matcher.verifier.openai import ChatEndpoint, TOP_LOGPROBS, endpoint_options, label_shares, reply_of
+from indexing.matcher.verifier.openai import (
+    TOP_LOGPROBS, ChatEndpoint, endpoint_options, label_shares, reply_of, required_endpoint,
+)
 from indexing.settings import Settings
 from service.judging import prompts
 from service.judging.prompts import Task
@@ -153,15 +155,10 @@ class OpenAIJudge(ChatEndpoint):
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "OpenAIJudge":
-        url = settings.judge_url or settings.verifier_url
-        model = settings.judge_model or settings.verifier_model
-        if not url or not model:
-            missing = " and ".join(env for env, value in (("HINDSIGHT_JUDGE_URL", url),
-                                                          ("HINDSIGHT_JUDGE_MODEL", model)) if not value)
-            raise VerifierUnavailable(
-                "the openai judge needs HINDSIGHT_JUDGE_URL (or HINDSIGHT_VERIFIER_URL: the endpoint's base URL, "
-                "e.g. http://127.0.0.1:8000/v1) and HINDSIGHT_JUDGE_MODEL (or HINDSIGHT_VERIFIER_MODEL); "
-                f"not set: {missing}")
+        url, model = required_endpoint(settings.judge_url or settings.verifier_url,
+                                       settings.judge_model or settings.verifier_model, what="judge",
+                                       names=("HINDSIGHT_JUDGE_URL", "HINDSIGHT_JUDGE_MODEL"),
+                                       also=" (or the verifier's, HINDSIGHT_VERIFIER_URL and _MODEL)")
         return cls(url, model, **endpoint_options(settings, api_key=settings.judge_api_key))
 
     def ask(self, task: Task, prefix: str, questions: Sequence[str], *, samples: int = 1,

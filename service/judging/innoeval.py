@@ -42,15 +42,19 @@ def _answer(cache: AnswerCache, judge: Judge, revision: str, task: str, prefix: 
     return have[question_key].label, have[question_key]
 
 
+def _begin(db_path: Path, judge: Judge, prompt: PromptVersion) -> tuple[str, str, AnswerCache, dict[str, int]]:
+    """The judge's (name, revision), its cache and the call counters of one pass over a file."""
+    name, revision = register(db_path, judge, prompt, 1)
+    return name, revision, AnswerCache(db_path), {"new_calls": 0, "cached": 0}
+
+
 def judge_points(db_path: Path, gold: Sequence[Mapping[str, Any]], *, judge: Judge, prompt: PromptVersion,
                  progress: Progress = None) -> dict[str, Any]:
     """The decision of each gold paper (the most probable of reject / poster / spotlight / oral), evaluated."""
-    started = time.perf_counter()
-    gold = check_records(gold, source="gold")
-    name, revision = register(db_path, judge, prompt, 1)
-    cache, counts = AnswerCache(db_path), {"new_calls": 0, "cached": 0}
+    started, gold = time.perf_counter(), check_records(gold, source="gold")
+    name, revision, cache, counts = _begin(db_path, judge, prompt)
     rows: list[dict[str, Any]] = []
-    stopped = None
+    stopped: str | None = None
     for index, record in enumerate(gold):
         paper_id, text = _paper(record, index=index)
         try:
@@ -74,12 +78,10 @@ def judge_pairs(db_path: Path, gold: Sequence[Mapping[str, Any]], *, judge: Judg
                 progress: Progress = None) -> dict[str, Any]:
     """The preferred paper of each gold pair, asked as the file shows it (ab) and swapped (ba); both orders
     evaluated on their own, and together (a pair whose orders disagree is a tie: no valid prediction)."""
-    started = time.perf_counter()
-    gold = check_records(gold, source="gold")
-    name, revision = register(db_path, judge, prompt, 1)
-    cache, counts = AnswerCache(db_path), {"new_calls": 0, "cached": 0}
+    started, gold = time.perf_counter(), check_records(gold, source="gold")
+    name, revision, cache, counts = _begin(db_path, judge, prompt)
     rows: list[dict[str, Any]] = []
-    stopped = None
+    stopped: str | None = None
     for index, record in enumerate(gold):
         (a, text_a), (b, text_b) = _paper(record, index=index, side="paper_a"), _paper(record, index=index,
                                                                                         side="paper_b")

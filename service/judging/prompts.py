@@ -24,7 +24,7 @@ DEFAULT = "paper-v1"
 # idea's tokens are what an idea costs the local model (measured: about 15 tokens/s on one loaded core, 75 on two
 # quiet ones), so a long proposal is read as its problem and the core of its method, as the verifier reads it.
 IDEA_LIMITS = (500, 700, 1200)
-PAPER_ABSTRACT_CHARS = 1200
+PAPER_ABSTRACT_CHARS = 800
 
 _RUBRIC = ("You are an expert reviewer of research ideas in machine learning and natural language processing. "
            "You rate one idea at a time on a scale from 1 (lowest) to 10 (highest):\n"

@@ -278,14 +278,8 @@ class OpenAIVerifier(ChatEndpoint):
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "OpenAIVerifier":
-        url, model = settings.verifier_url, settings.verifier_model
-        if not url or not model:
-            missing = " and ".join(env for env, value in (("HINDSIGHT_VERIFIER_URL", url),
-                                                          ("HINDSIGHT_VERIFIER_MODEL", model)) if not value)
-            raise VerifierUnavailable(
-                "the openai verifier needs HINDSIGHT_VERIFIER_URL (the endpoint's base URL, e.g. "
-                "http://127.0.0.1:8000/v1) and HINDSIGHT_VERIFIER_MODEL (the model name it serves); "
-                f"not set: {missing}")
+        url, model = required_endpoint(settings.verifier_url, settings.verifier_model, what="verifier",
+                                       names=("HINDSIGHT_VERIFIER_URL", "HINDSIGHT_VERIFIER_MODEL"))
         return cls(url, model, **endpoint_options(settings))
 
     def judge(self, idea: str, papers: Sequence[Paper]) -> list[Verdict]:
@@ -302,6 +296,17 @@ class OpenAIVerifier(ChatEndpoint):
         body = {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": self.max_tokens,
                 "logprobs": True, "top_logprobs": TOP_LOGPROBS}
         return self.complete(body, read_answer)
+
+
+def required_endpoint(url: str | None, model: str | None, *, what: str, names: tuple[str, str],
+                      also: str = "") -> tuple[str, str]:
+    """(url, model), or VerifierUnavailable naming the settings not set."""
+    if url and model:
+        return url, model
+    missing = " and ".join(env for env, value in zip(names, (url, model)) if not value)
+    raise VerifierUnavailable(f"the openai {what} needs {names[0]} (the endpoint's base URL, e.g. "
+                              f"http://127.0.0.1:8000/v1) and {names[1]} (the model name it serves){also}; "
+                              f"not set: {missing}")
 
 
 def endpoint_options(settings: Settings, *, api_key: SecretStr | None = None, budget: int | None = None) -> dict:
