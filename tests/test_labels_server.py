@@ -146,6 +146,13 @@ def test_labelling_view_in_chromium_keeps_three_labelled_ideas_across_a_reload(t
                 page.click("#labels-none-all")  # writes none on each candidate, then moves on
                 page.wait_for_function(f"document.querySelector('#labels-card').dataset.idea !== '{labelled[2]}'")
                 assert page.locator("#labels-section").get_attribute("data-labelled") == "3"
+                # a second annotator on the first idea: their kappa shows in the estimates panel
+                first = httpx.get(f"{srv.url}/v1/labels/draws/{made['draws'][0]['draw']}/item",
+                                  params={"annotator": "second", "position": 1}).json()["idea"]
+                for c in first["candidates"]:
+                    assert httpx.post(f"{srv.url}/v1/labels", headers=AUTH, json={
+                        "run": "r1", "system": "sys-a", "idea_id": labelled[0], "paper_id": c["paper_id"],
+                        "label": "none", "annotator": "second"}).status_code == 200
                 page.reload()
                 page.wait_for_function("document.querySelector('#labels-section').dataset.labelled === '3'")
                 assert "3 of 6 ideas labelled by reader" in page.inner_text("#labels-progress")
@@ -154,6 +161,8 @@ def test_labelling_view_in_chromium_keeps_three_labelled_ideas_across_a_reload(t
                 page.wait_for_function(f"document.querySelector('#labels-card').dataset.idea === '{labelled[2]}'")
                 assert page.locator("#labels-card .candidate[data-label='none']").count() == 5
                 page.wait_for_selector("#estimates-table tr[data-metric='realised_rate']")
+                kappa = page.inner_text("#estimates-annotators li[data-annotators='reader|second']")
+                assert "on 1 ideas both labelled: pairs 4 of 5 agree" in kappa and "use reader's labels" in kappa
                 assert not failures, failures
             finally:
                 browser.close()

@@ -216,6 +216,11 @@ async function labEstimates() {
       `${a.matcher.pair.direction.fp} wrong, ${a.matcher.pair.direction.fn} missed; realised pairs: ` +
       `${a.matcher.pair.realised.tp} right, ${a.matcher.pair.realised.fp} wrong, ${a.matcher.pair.realised.fn} missed.`
     : "";
+  const pairs = answer.agreement.annotators.map((k) => el("li", { "data-annotators": `${k.a}|${k.b}` },
+    `${k.a} and ${k.b} on ${k.ideas} ideas both labelled: pairs ${k.pair.agree} of ${k.pair.n} agree, ` +
+    `Cohen's κ ${fmt(k.pair.kappa, 2)}; per idea κ realised ${fmt(k.idea.realised.kappa, 2)}, ` +
+    `direction ${fmt(k.idea.direction.kappa, 2)}. The estimates use ${answer.annotator}'s labels.`));
+  $("estimates-annotators").replaceChildren(...pairs);
   $("estimates-warnings").replaceChildren(...answer.warnings.map((w) => el("li", {}, w.message)));
   $("estimates-warnings").hidden = !answer.warnings.length;
 }
