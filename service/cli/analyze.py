@@ -95,6 +95,8 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
             json_out: bool = JsonOpt, csv_file: Path = CsvOpt, table: str = TableOpt, plot: Path = PlotOpt) -> None:
     """Per system: ideas, mean HindSight score with a bootstrap 95% CI, match rate, judge means; pairwise tests."""
     if labels:
+        if csv_file or plot:
+            fail("--labels answers in a table or --json; --csv and --plot are for the judge analysis")
         _labelled(run, system, by, level, cutoff, until, pool_windows, confidence, predictor, annotator, json_out)
         return
     settings = ready_settings()
