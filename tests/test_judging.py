@@ -207,6 +207,16 @@ def test_pairs_in_both_orders_and_the_swap_flip_rate_is_the_metric_endpoints(loc
     assert metric.counts["flips"] == report.swap_flips == report.ties
     again = pairwise.judge_pairs(settings.db_path, run_id, judge=local, prompt=prompts.PAPER_V1, pairs=chosen)
     assert (again.new_calls, again.cached, again.verdicts) == (0, 12, report.verdicts)
+    # the audit reads the same swap from the judge's cache
+    pointwise.judge_run(settings.db_path, run_id, judge=local, prompt=prompts.PAPER_V1)
+    pointwise.judge_run(settings.db_path, run_id, judge=local, prompt=prompts.REVIEWERS_V1)
+    with session_scope(settings.db_path) as session:
+        result = audit(session, judges=[report.judge, report.judge.replace("paper-v1", "reviewers-v1")],
+                       runs=[run_id], cut=6.0, n_boot=50)
+    assert result["pairwise"]["a"] == {"pairs": 6, "swap_compared": report.swap_compared,
+                                       "swap_flips": report.swap_flips, "swap_flip_rate": report.swap_flip_rate,
+                                       "invalid": report.invalid}
+    assert result["pairwise"]["b"] is None
 
 
 # the audit against a hand count

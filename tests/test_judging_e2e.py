@@ -2,6 +2,7 @@
 openai backend talking to a loopback server that replays judge replies; the analyses take the judge by name."""
 
 import json
+import shutil
 import time
 
 import httpx
@@ -40,11 +41,19 @@ def env_for(replay: Replay) -> dict[str, str]:
             "HINDSIGHT_VERIFIER_BACKOFF_MIN": "0.01", "HINDSIGHT_VERIFIER_BACKOFF_MAX": "0.05"}
 
 
-def scored_home(tmp_path, minilm):
-    home = tmp_path / "home"
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory, minilm):
+    """A home with the 12 ideas scored, built once; each test judges a copy."""
+    home = tmp_path_factory.mktemp("judging") / "home"
     sample_version(home, minilm, 80)
     done = run_cli(home, "score", str(IDEAS), "--system", "rag", "--run", "r1", "--verifier", "none", "--json")
     assert done.returncode == 0, done.stderr
+    return home
+
+
+def scored_home(tmp_path, scored):
+    home = tmp_path / "home"
+    shutil.copytree(scored, home)
     return home
 
 
@@ -54,8 +63,8 @@ def cli(home, chat, *args: str):
     return json.loads(done.stdout) if "--json" in args else done
 
 
-def test_cli_judges_exports_audits_and_the_analyses_take_the_judge_by_name(tmp_path, minilm, chat):
-    home = scored_home(tmp_path, minilm)
+def test_cli_judges_exports_audits_and_the_analyses_take_the_judge_by_name(tmp_path, scored, chat):
+    home = scored_home(tmp_path, scored)
     listed = cli(home, chat, "prompts", "--json")
     assert [p["name"] for p in listed] == ["paper-v1", "reviewers-v1"] and listed[0]["default"]
 
@@ -88,6 +97,22 @@ def test_cli_judges_exports_audits_and_the_analyses_take_the_judge_by_name(tmp_p
     strict = cli(home, chat, "audit", "--judge", first["judge"], "--judge", other["judge"], "--cut", "8.5", "--json")
     assert strict["dimensions"]["overall"]["flips"] == 12  # 9.0 >= 8.5 against 8 < 8.5, on every idea
     assert strict["dimensions"]["novelty"]["flips"] == 0  # 7.2 and 8: both under 8.5
+    # the audit's flips against a count made from the two exported files
+    out_b = tmp_path / "b.jsonl"
+    cli(home, chat, "export", "--run", "r1", "--judge", other["judge"], "--out", str(out_b), "--json")
+    a = {r["idea_id"]: r for r in rows}
+    b = {r["idea_id"]: r for r in (json.loads(line) for line in out_b.read_text().splitlines())}
+    for dim in ("novelty", "impact", "overall"):
+        counted = sum((a[i][dim] >= 8.5) != (b[i][dim] >= 8.5) for i in a if dim in a[i] and dim in b.get(i, {}))
+        assert strict["dimensions"][dim]["flips"] == counted
+
+    ids = [r["idea_id"] for r in rows]
+    pairs_file = tmp_path / "pairs.jsonl"
+    pairs_file.write_text("".join(json.dumps({"a": x, "b": y}) + "\n" for x, y in zip(ids[:2], ids[2:4])))
+    pairs = cli(home, chat, "pairs", "--run", "r1", "--pairs", str(pairs_file), "--backend", "openai", "--json")
+    # the replayed endpoint answers "8" to "which idea": no letter, so every answer is invalid, and counted
+    assert (pairs["pairs"], pairs["new_calls"], pairs["invalid"], pairs["invalid_answers"]) == (2, 4, 2, 4)
+    assert pairs["swap_compared"] == 0 and pairs["swap_flip_rate"] is None
 
     for kind in ("quadrants", "correlations"):
         for name in (first["judge"], other["judge"]):
@@ -95,8 +120,8 @@ def test_cli_judges_exports_audits_and_the_analyses_take_the_judge_by_name(tmp_p
             assert done.returncode == 0, done.stderr
 
 
-def test_http_judging_is_a_job_with_progress(tmp_path, minilm, chat, server_factory):
-    home = scored_home(tmp_path, minilm)
+def test_http_judging_is_a_job_with_progress(tmp_path, scored, chat, server_factory):
+    home = scored_home(tmp_path, scored)
     server = server_factory(home, env=env_for(chat))
     auth = {"Authorization": "Bearer test-token"}
     assert httpx.post(f"{server.url}/v1/runs/r1/judge", json={"backend": "openai"}, timeout=30).status_code == 401

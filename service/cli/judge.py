@@ -229,6 +229,11 @@ def audit(judges: list[str] = typer.Option(..., "--judge", help="Two judges' sto
                       "–" if b["mean_shift"] is None else f"{b['mean_shift']:+.2f}",
                       f"{b['invalid']['a']}/{b['invalid']['b']}", f"{b['missing']['a']}/{b['missing']['b']}")
     console.print(table)
+    for side, swap in result["pairwise"].items():
+        if swap:
+            console.print(f"{result['judges'][side]}: pairwise novelty over {swap['pairs']} pairs in both orders, "
+                          f"order-swap flip rate {swap['swap_flip_rate']} ({swap['swap_flips']}/"
+                          f"{swap['swap_compared']}), invalid {swap['invalid']}", highlight=False)
 
 
 @app.command("innoeval")

@@ -60,6 +60,28 @@ def _block(keys: Sequence[str], a: dict[str, float | None], b: dict[str, float |
     return out
 
 
+def pairwise_swap(session: Session, *, revision: str, texts: dict[str, str]) -> dict[str, Any] | None:
+    """The order-swap flips of a judge's pairwise novelty answers over the ideas in scope (key -> text): the pairs it
+    answered in both orders, by the same flip metric; None when it answered none."""
+    answered = {a.text_hash: a.label for a in session.scalars(select(JudgeAnswer).where(
+        JudgeAnswer.revision == revision, JudgeAnswer.task == "pair"))}
+    if not answered:
+        return None
+    keys = sorted(texts)
+    ab: dict[str, str | None] = {}
+    ba: dict[str, str | None] = {}
+    for i, x in enumerate(keys):
+        for y in keys[i + 1:]:
+            first, second = text_hash(texts[x], texts[y]), text_hash(texts[y], texts[x])
+            if first in answered and second in answered:
+                pair = f"{x}|{y}"
+                ab[pair] = {"A": x, "B": y}.get(answered[first] or "")
+                ba[pair] = {"A": y, "B": x}.get(answered[second] or "")
+    swap = flip_count(ab, ba, keys=list(ab))
+    return {"pairs": len(ab), "swap_compared": len(swap.compared), "swap_flips": len(swap.flips),
+            "swap_flip_rate": swap.rate, "invalid": sum(ab[k] is None or ba[k] is None for k in ab)}
+
+
 def audit(session: Session, *, judges: Sequence[str], runs: Sequence[int] | None = None, cut: float,
           n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
     """The audit of judge B against judge A over the ideas of `runs` (every idea either scored when None)."""
@@ -81,7 +103,8 @@ def audit(session: Session, *, judges: Sequence[str], runs: Sequence[int] | None
         raise AuditError("no idea in scope")
     key_of = {row.pk: f"{row.system}/{row.label}/{row.idea_id}" for row in ideas}
     group_of = {key_of[row.pk]: f"{row.system}/{row.label}" for row in ideas}
-    hashes = {key_of[row.pk]: text_hash(prompts.idea_block(row.problem, row.method, row.text)) for row in ideas}
+    texts = {key_of[row.pk]: prompts.idea_block(row.problem, row.method, row.text) for row in ideas}
+    hashes = {k: text_hash(t) for k, t in texts.items()}
     stored = {(s.judge, key_of[s.idea_pk]): s for s in session.scalars(
         select(JudgeScore).where(JudgeScore.judge.in_(list(judges)), JudgeScore.idea_pk.in_(list(key_of))))}
     revs = revisions(session, judges)
@@ -105,7 +128,9 @@ def audit(session: Session, *, judges: Sequence[str], runs: Sequence[int] | None
                                      invalid=invalid, cut=cut, n_boot=n_boot, seed=seed)
                            for g in sorted(set(group_of.values()))}
         dimensions[dim] = block
-    return {"judges": {"a": a_name, "b": b_name},
+    pairwise = {side: pairwise_swap(session, revision=revs[name]["revision"], texts=texts) if name in revs else None
+                for side, name in (("a", a_name), ("b", b_name))}
+    return {"judges": {"a": a_name, "b": b_name}, "pairwise": pairwise,
             "revisions": {side: revs.get(name, {"name": name, "revision": None, "prompt": None,
                                                 "note": "imported scores: no revision recorded here"})
                           for side, name in (("a", a_name), ("b", b_name))},
@@ -117,5 +142,7 @@ def audit(session: Session, *, judges: Sequence[str], runs: Sequence[int] | None
                          "missing": "no score for the idea on this dimension (not judged, or imported without it)",
                          "flip_rate_ci95": "95% percentile interval of a seeded bootstrap over the compared ideas",
                          "mean_shift": "mean of b - a over the compared ideas, with its paired bootstrap interval",
+                         "pairwise": "per judge, its pairwise novelty answers over pairs of these ideas asked in "
+                                     "both orders: the order-swap flips (a tie), by the same flip metric",
                          "spearman/kendall": "rank agreement of the raw scores over the compared ideas (None when "
                                              "fewer than 3 or constant)"}}
