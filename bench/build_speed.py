@@ -11,7 +11,9 @@ project's FaissIndex. SPECTER2: the baseline is the project's own `Specter2Embed
 built here with the BERT-base shape (12 x 768, 512 tokens) and a seq_bn adapter from random weights (they run
 exactly as fast as the real ones); the time for `--project` papers is projected from the measured rate.
 A candidate is `BACKEND` (in this process: torch's default threads, or openvino-int8's one compiled copy per core)
-or `BACKEND@P` (P worker processes, one thread each: embedders/workers.py, what a build does with torch backends);
+or `BACKEND@P` (P worker processes, one thread each: embedders/workers.py, what a build does with torch backends),
+or `BACKEND:batched` (in this process, texts batched as builds did before each vector became its text's alone:
+`auto:batched` beside `auto` is the cost of solo inputs, measured in the same run);
 `auto` is what a build picks on this machine. Start-up, once per build (a model load per worker process; for
 openvino-int8 the load and compile of its int8 IR, and its conversion when the export folder has none yet), is
 reported separately and in the "incl. start-up" ratio.
@@ -55,8 +57,30 @@ def drift(reference: np.ndarray, vectors: np.ndarray) -> tuple[float, float]:
 
 
 def parse(candidate: str) -> tuple[str, int]:
-    backend, _, workers = candidate.partition("@")
+    backend, _, workers = candidate.removesuffix(BATCHED).partition("@")
     return backend, int(workers or 0)
+
+
+BATCHED = ":batched"
+
+
+def batched(embedder):
+    """How a build encoded before 2026-12-03, the measure of what solo inputs cost: length-sorted batches, each
+    padded to its longest text (openvino-int8: batches of 4), so a paper's vector moved with its batch-mates."""
+    from indexing.embedders.base import length_sorted_batches, normalise
+
+    ov = getattr(embedder, "openvino", None)
+
+    def encode(texts: list[str], *, batch_size: int = 32, progress=None) -> np.ndarray:
+        if ov is not None:
+            return ov._infer(len(texts), ((b, ov._tokenize([texts[i] for i in b]))
+                                          for b in length_sorted_batches(texts, 4)))
+        out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+        for b in length_sorted_batches(texts, batch_size):
+            out[b] = embedder.model.encode([texts[i] for i in b], batch_size=len(b), convert_to_tensor=True,
+                                           show_progress_bar=False).float().cpu().numpy()
+        return normalise(out)
+    return encode
 
 
 class Candidate:
@@ -71,9 +95,12 @@ class Candidate:
         self.embedder.encode(TEXTS[:8])  # warm-up
         self.load = time.perf_counter() - started
         self.name = name if backend != "auto" else f"auto={self.embedder.backend}" + (f"@{workers}" if workers else "")
+        if name.endswith(BATCHED):
+            self.name = self.name.removesuffix(BATCHED) + BATCHED
         self._ctx = encoder(self.embedder, 10**9, workers) if workers else None
         started = time.perf_counter()
-        self.encode = self._ctx.__enter__() if self._ctx else self.embedder.encode
+        self.encode = self._ctx.__enter__() if self._ctx else (
+            batched(self.embedder) if name.endswith(BATCHED) else self.embedder.encode)
         if self._ctx:
             self.encode(TEXTS[:8 * workers], batch_size=8)  # every worker has loaded its model
         self.startup = time.perf_counter() - started if self._ctx else 0.0
@@ -304,8 +331,9 @@ def main() -> None:
                         help="candidates' batch (default 16, the builds' default); the naive baseline keeps "
                              "encode's own")
     parser.add_argument("--candidates", nargs="*", default=None,
-                        help="BACKEND or BACKEND@WORKERS; default: torch-bf16@2 (MiniLM's auto before "
-                             "openvino-int8), onnx-int8 (MiniLM) and auto")
+                        help="BACKEND or BACKEND@WORKERS, or BACKEND:batched (in-process, encoded as builds did "
+                             "before solo inputs); default: torch-bf16@2 (MiniLM's auto before openvino-int8), "
+                             "onnx-int8 (MiniLM) and auto")
     parser.add_argument("--project", type=int, default=27_589, help="papers to project the SPECTER2 time for")
     parser.add_argument("--drift-n", type=int, default=300, help="real texts for the SPECTER2 real-weight drift")
     parser.add_argument("--export-dir", type=Path, default=None,

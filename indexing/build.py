@@ -19,6 +19,7 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from indexing.cachekey import text_hash
 from indexing.db import session_scope
 from indexing.embedders import Embedder, join, load_embedder
+from indexing.embedders.base import cache_revision
 from indexing.embedders.workers import encoder as workers_encoder
 from indexing.impact import is_top_venue, top_venue_keys
 from indexing.lexical import build_lexical, describe as describe_lexical, save_lexical
@@ -79,12 +80,13 @@ def embed_with_cache(embedder: Embedder, texts: list[str], *, db_path: Path, bat
     """Vectors for texts, embedding only those the cache lacks; returns (vectors, newly embedded). `workers`
     is the process layout (embedders/workers.py; 0 decides from the machine and the number to embed)."""
     hashes = [text_hash(embedder, t) for t in texts]
+    revision = cache_revision(embedder)
     found: dict[str, np.ndarray] = {}
     with session_scope(db_path) as session:
         unique = list(dict.fromkeys(hashes))
         for i in range(0, len(unique), 500):
             rows = session.execute(select(Embedding.content_hash, Embedding.vector).where(
-                Embedding.model == embedder.key, Embedding.revision == embedder.revision,
+                Embedding.model == embedder.key, Embedding.revision == revision,
                 Embedding.content_hash.in_(unique[i:i + 500])))
             for h, blob in rows:
                 vec = np.frombuffer(blob, dtype=np.float32)
@@ -101,7 +103,7 @@ def embed_with_cache(embedder: Embedder, texts: list[str], *, db_path: Path, bat
                           progress=(lambda n: progress("embed", n, len(missing))) if progress else None)
             with session_scope(db_path) as session:
                 for i, vec in zip(chunk, vecs):
-                    session.merge(Embedding(model=embedder.key, revision=embedder.revision, content_hash=hashes[i],
+                    session.merge(Embedding(model=embedder.key, revision=revision, content_hash=hashes[i],
                                             vector=np.ascontiguousarray(vec, dtype=np.float32).tobytes()))
                     found[hashes[i]] = vec
     out = np.zeros((len(texts), embedder.dim), dtype=np.float32)

@@ -22,6 +22,7 @@ from sqlalchemy.dialects.sqlite import insert
 from indexing.cachekey import text_hash
 from indexing.db import session_scope
 from indexing.embedders import Embedder, join
+from indexing.embedders.base import cache_revision
 from indexing.models import Embedding, utcnow
 from indexing.settings import Settings
 from indexing.vectorindex.shards import vector_array, vectors_of
@@ -61,7 +62,7 @@ def cached_hashes(db_path: Path, embedder: Embedder, hashes: Iterable[str]) -> s
     with session_scope(db_path) as session:
         for i in range(0, len(unique), LOOKUP_CHUNK):
             found.update(session.scalars(select(Embedding.content_hash).where(
-                Embedding.model == embedder.key, Embedding.revision == embedder.revision,
+                Embedding.model == embedder.key, Embedding.revision == cache_revision(embedder),
                 Embedding.content_hash.in_(unique[i:i + LOOKUP_CHUNK]))))
     return found
 
@@ -82,7 +83,7 @@ def merge_shards(paths: Iterable[Path], *, db_path: Path, embedder: Embedder) ->
         if not np.all(np.isfinite(vectors)) or np.any(np.abs(norms - 1) > 1e-3):
             raise RuntimeError(f"shard {path.name} holds vectors that are not finite and L2-normalised")
         now = utcnow()
-        rows = [{"model": embedder.key, "revision": embedder.revision, "content_hash": h,
+        rows = [{"model": embedder.key, "revision": cache_revision(embedder), "content_hash": h,
                  "vector": np.ascontiguousarray(v).tobytes(), "created_at": now}
                 for h, v in zip(table["content_hash"].to_pylist(), vectors)]
         with session_scope(db_path) as session:

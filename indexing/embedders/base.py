@@ -45,6 +45,17 @@ class Embedder(Protocol):
         ...
 
 
+# How a vector is made beyond the model's revision: each text in an inference of its own, so its vector is its text's
+# alone (no batch-mate's padding or rounding). Part of the embedding cache's key only: vectors cached by builds that
+# batched texts differ in their last bits, so a build never reuses them; queries made the same way match as before.
+SOLO = "solo"
+
+
+def cache_revision(embedder: Embedder) -> str:
+    """The embedding cache's revision key for this embedder's vectors."""
+    return f"{embedder.revision}/{SOLO}"
+
+
 def join(embedder: Embedder, first: str, second: str | None) -> str:
     """The model's input for a (title, abstract) or (problem, method) pair."""
     first, second = (first or "").strip(), (second or "").strip()

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from indexing.embedders import openvino_backend, runtime
-from indexing.embedders.base import length_sorted_batches, normalise, serialised_load
+from indexing.embedders import openvino_backend, runtime, solo
+from indexing.embedders.base import normalise, serialised_load
 
 # Calibrated on the 3,134 shared paperlists papers with abstracts: see docs/calibration-minilm.md.
 MINILM_THETA = 0.75
@@ -106,8 +106,6 @@ def _load(path: str, device: str, file_name: str | None, backend: str = "torch")
         return runtime.prepare(SentenceTransformer(path, device=device), backend, device)
     return SentenceTransformer(path, device=device, backend="onnx", model_kwargs={"file_name": file_name})
 
-OPENVINO_BATCH = 4  # measured here: bs 1-16 within 10% on 600 abstracts, 4 the best
-
 
 @serialised_load
 @lru_cache(maxsize=2)
@@ -135,7 +133,7 @@ def _openvino(folder: str, fingerprint: str, export_dir: Path) -> tuple[openvino
     xml = openvino_backend.converted(
         export_dir, openvino_backend.ir_name("minilm", fingerprint), graph, tokenize,
         str(tokenizer.sep_token))
-    encoder = openvino_backend.OpenVINOEncoder(xml, tokenize, batch=OPENVINO_BATCH, max_tokens=max_tokens)
+    encoder = openvino_backend.OpenVINOEncoder(xml, tokenize, max_tokens=max_tokens)
     return encoder, tokenizer, max_tokens
 
 
@@ -189,14 +187,25 @@ class MiniLMEmbedder:
         return [self.encode(g) for g in groups]  # a fast tokenizer is not shared between threads
 
     def encode(self, texts: list[str], *, batch_size: int = 32, progress=None) -> np.ndarray:
+        """Each text's vector alone (solo.py): padded to a shared length, batched only with texts of that length,
+        or a text per inference where int8 scales are taken from the whole batch."""
         if self.openvino is not None:
-            return self.openvino.encode(texts, batch_size=batch_size, progress=progress)
+            return self.openvino.encode(texts, progress=progress)
+        import torch
+
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        batch_size = max(batch_size, runtime.DEFAULT_BATCH.get(self.backend, 0))
-        for batch in length_sorted_batches(texts, batch_size):
-            vectors = self.model.encode([texts[i] for i in batch], batch_size=len(batch),
-                                        convert_to_tensor=True, show_progress_bar=False)
-            out[batch] = vectors.float().cpu().numpy()  # bf16/fp16 backends return their own dtype
+        batch_size = 1 if self.backend in runtime.PER_TEXT else max(batch_size, runtime.DEFAULT_BATCH.get(
+            self.backend, 0))
+        for rows, feeds in solo.feeds(texts, self._tokenize, max_tokens=self.max_tokens, batch_size=batch_size,
+                                      pad_id=self.tokenizer.pad_token_id or 0):
+            with torch.inference_mode():
+                found = self.model({k: torch.from_numpy(v).to(self.device) for k, v in feeds.items()})
+            out[rows] = found["sentence_embedding"].float().cpu().numpy()  # bf16/fp16 backends return their dtype
             if progress:
-                progress(len(batch))
+                progress(len(rows))
         return normalise(out)
+
+    def _tokenize(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """As sentence-transformers' Transformer module does: stripped, truncated to max_seq_length."""
+        return dict(self.tokenizer([t.strip() for t in texts], padding=True, truncation=True,
+                                   max_length=self.max_tokens, return_tensors="np"))

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from importlib.metadata import version
 from importlib.util import find_spec
@@ -33,13 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from indexing.embedders import cpu
-from indexing.embedders.base import length_sorted_batches, normalise, serialised_load
+from indexing.embedders import cpu, solo
+from indexing.embedders.base import normalise, serialised_load
 
 BACKENDS = ("openvino-int8",)
 CALIBRATION = Path(__file__).with_name("int8_calibration.jsonl")  # frozen: its hash is part of every IR's name
 CALIBRATION_BATCH = 2  # texts per calibration sample, the batch SPECTER2 runs with
-QUERY_SHAPES = 32  # query lengths (multiples of max_tokens / 32): the only input shapes a query meets (encode_many)
 
 
 def available() -> bool:
@@ -136,7 +135,7 @@ class OpenVINOEncoder:
     streams in bf16 (cosine 0.30 to fp32 on the tiny test model; one stream, or f32, was right).
     """
 
-    def __init__(self, xml: Path, tokenize: Callable[[list[str]], dict[str, np.ndarray]], *, batch: int,
+    def __init__(self, xml: Path, tokenize: Callable[[list[str]], dict[str, np.ndarray]], *,
                  max_tokens: int) -> None:
         import openvino as ov
 
@@ -149,11 +148,10 @@ class OpenVINOEncoder:
         self._requests: queue.SimpleQueue = queue.SimpleQueue()
         for _ in range(self.streams):
             self._requests.put(core.compile_model(model, "CPU", config).create_infer_request())
-        self._tokenize, self.batch = tokenize, batch
+        self._tokenize = tokenize
         self._tokenizer_lock = threading.Lock()  # a fast tokenizer called from two threads raises "Already borrowed"
         self._pool = ThreadPoolExecutor(self.streams, thread_name_prefix="openvino")
-        step = max(1, max_tokens // QUERY_SHAPES)
-        self._query_lengths = list(range(step, max_tokens + step, step))
+        self._max_tokens = max_tokens
         self._warmed = threading.Event()
         self._warm_lock = threading.Lock()
 
@@ -165,45 +163,34 @@ class OpenVINOEncoder:
         finally:
             self._requests.put(request)
 
-    def encode(self, texts: list[str], *, batch_size: int, progress=None) -> np.ndarray:
-        """Batches of at most self.batch: smaller than torch's, since these kernels gain nothing from more rows
-        and a small batch pads less."""
-        def feeds() -> Iterator[tuple[list[int], dict[str, np.ndarray]]]:
-            for batch in length_sorted_batches(texts, min(batch_size, self.batch)):
-                with self._tokenizer_lock:
-                    tokens = self._tokenize([texts[i] for i in batch])
-                yield batch, tokens
-        return self._infer(len(texts), feeds(), progress)
+    def encode(self, texts: list[str], *, batch_size: int = 0, progress=None) -> np.ndarray:
+        """The vectors of a build's texts, each made as a query's is (encode_many): a paper's vector is its text's
+        alone, whatever else the build holds (batch_size is ignored)."""
+        return self._alone(texts, progress)
 
     def encode_many(self, groups: list[list[str]]) -> list[np.ndarray]:
-        """Each group's vectors, a text per inference, longest first: a request's few texts (an idea's facets) run
-        on every core at once, and a vector never depends on a batch-mate (a bf16 product's rounding follows the
-        batch's shape). Costs the build's throughput under 10% (batch 1 against 4), so only queries come here.
-
-        Each text is padded up to the next of QUERY_SHAPES lengths, compiled on every copy at the first call: the
-        CPU plugin prepares its kernels for each input shape it meets, which doubled a query of a length it had not
-        met yet (p99 of 200 new ideas' facets 68 ms, 34 ms once met)."""
-        self._warm()
+        """Each group's vectors, a text per inference: a request's few texts (an idea's facets) run on every core
+        at once."""
         edges = np.cumsum([0] + [len(g) for g in groups])
-        texts = [t for g in groups for t in g]
-        if not texts:
-            return [np.zeros((0, self.dim), dtype=np.float32) for _ in groups]
-        with self._tokenizer_lock:  # one call for every text: each one's row is its own ids, then the padding
-            tokens = self._tokenize(texts)
-        lengths = tokens["attention_mask"].sum(axis=1)
-        order = sorted(range(len(texts)), key=lambda i: -int(lengths[i]))
-        out = self._infer(len(texts), (([i], self._padded({k: v[i:i + 1, :lengths[i]] for k, v in tokens.items()}))
-                                       for i in order))
+        out = self._alone([t for g in groups for t in g])
         return [out[a:b] for a, b in zip(edges[:-1], edges[1:])]
 
-    def _padded(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """The feeds padded (ids 0, mask 0) to the first query length that holds them."""
-        n = feeds["input_ids"].shape[1]
-        target = next((length for length in self._query_lengths if length >= n), n)
-        return {k: np.pad(v, ((0, 0), (0, target - n))) for k, v in feeds.items()} if target > n else feeds
+    def _alone(self, texts: list[str], progress=None) -> np.ndarray:
+        """Every text in an inference of its own at one of solo's padded lengths: a vector never depends on a
+        batch-mate (these kernels round by the batch's shape). Batch 1 costs the build's throughput under 10%
+        against the batches of 4 used before (docs/benchmarks.md).
+
+        The lengths are compiled on every copy at the first call: the CPU plugin prepares its kernels for each
+        input shape it meets, which doubled a query of a length it had not met yet (p99 of 200 new ideas' facets
+        68 ms, 34 ms once met)."""
+        self._warm()
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._infer(len(texts), solo.feeds(texts, self._tokenize, max_tokens=self._max_tokens, batch_size=1,
+                                                  lock=self._tokenizer_lock), progress)
 
     def _warm(self) -> None:
-        """Every query length through every copy, once (1.6 s for MiniLM here). One copy after another, in
+        """Every input length through every copy, once (1.6 s for MiniLM here). One copy after another, in
         this thread: two fresh copies warmed at the same moment hung in OpenVINO's first tensor updates (1 run in
         3, both threads inside `infer`)."""
         if self._warmed.is_set():
@@ -216,7 +203,7 @@ class OpenVINOEncoder:
             held = [self._requests.get() for _ in range(self.streams)]  # waits out any inference in flight
             try:
                 for request in held:
-                    for length in self._query_lengths:
+                    for length in solo.lengths(self._max_tokens):
                         request.infer({k: np.resize(v, (1, length)) for k, v in probe.items()})
             finally:
                 for request in held:

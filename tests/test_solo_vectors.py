@@ -1,0 +1,46 @@
+"""A text's vector is its text's alone, on every backend `auto` picks: the same papers embedded beside different
+batch-mates, in another order, or as a query give the same bits; the embedding cache keeps only such vectors."""
+
+import json
+
+import numpy as np
+import pytest
+
+from indexing.build import embed_with_cache
+from indexing.db import migrate
+from indexing.embedders.base import SOLO, cache_revision, join
+from indexing.embedders.minilm import MiniLMEmbedder
+from tests.helpers import ROOT, TEST_ENV
+
+PAPERS = [json.loads(line) for line in (ROOT / "data" / "papers.jsonl").read_text().splitlines()[:40]]
+OTHERS = ["Sparse experts.", "A survey of graph neural networks for molecules " * 12,
+          "Bandits with knapsacks [SEP] regret bounds for resource-constrained exploration."]
+
+
+# the backends `auto` picks on some CPU: torch (the tests' own: bf16 where the CPU has it, else fp32), int8 ONNX
+# (CPUs without int8 dot products), the int8 OpenVINO IR (CPUs with them; it runs, more slowly, on any x86 CPU)
+@pytest.mark.parametrize("backend", [TEST_ENV["HINDSIGHT_MINILM_BACKEND"], "onnx-int8", "openvino-int8"])
+def test_a_texts_vector_does_not_depend_on_its_batch_mates(backend, ir_dir):
+    embedder = MiniLMEmbedder(backend=backend, export_dir=ir_dir)
+    texts = [join(embedder, p["title"], p.get("abstract")) for p in PAPERS]
+    whole = embedder.encode(texts, batch_size=16)
+    # a few of the same papers, reversed, among texts of other lengths, in batches of another size
+    picked = texts[3:12][::-1]
+    mixed = embedder.encode([OTHERS[0], *picked[:4], OTHERS[1], *picked[4:], OTHERS[2]], batch_size=3)
+    again = np.vstack([mixed[1:5], mixed[6:11]])
+    assert np.array_equal(again, whole[3:12][::-1]), "a paper's vector moved with its batch-mates"
+    # a paper's text scored as a query (the server's path) is the paper's own vector
+    (query,) = embedder.encode_many([[texts[5]]])
+    assert np.array_equal(query[0], whole[5])
+
+
+def test_the_cache_keeps_solo_vectors_under_their_own_key(settings, minilm):
+    """A cache row written before vectors were made alone (the revision without /solo) is never read back."""
+    migrate(settings.db_path)
+    texts = [join(minilm, p["title"], p.get("abstract")) for p in PAPERS[:6]]
+    vectors, embedded = embed_with_cache(minilm, texts, db_path=settings.db_path)
+    assert embedded == 6 and cache_revision(minilm) == f"{minilm.revision}/{SOLO}"
+    fresh = minilm.encode(texts[2:5][::-1], batch_size=2)
+    assert np.array_equal(vectors[2:5][::-1], fresh)
+    again, embedded = embed_with_cache(minilm, texts + ["Sparse experts."], db_path=settings.db_path)
+    assert embedded == 1 and np.array_equal(again[:6], vectors)
