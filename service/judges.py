@@ -4,13 +4,14 @@ import csv
 import io
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from indexing.models import Idea, JudgeScore, Run
+from service.rejections import ImportRejected, ImportReportBase, RowError
 
 # interestingness and novel: the dimensions AI-Scientist rates its own ideas on (novel: its novelty check, 1 or 0)
 DimensionName = Literal["novelty", "feasibility", "impact", "overall", "interestingness", "novel"]
@@ -19,17 +20,7 @@ KNOWN_FIELDS = {"idea_id", "judge", "system", "run", *DIMENSIONS}
 
 
 @dataclass
-class JudgeRowError:
-    line: int
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"line {self.line}: field '{self.field}': {self.message}"
-
-
-@dataclass
-class JudgeImportReport:
+class JudgeImportReport(ImportReportBase):
     file: str
     format: str = ""
     rows: int = 0
@@ -40,22 +31,8 @@ class JudgeImportReport:
     judges: list[str] = field(default_factory=list)
     dimensions: list[str] = field(default_factory=list)
     ignored_fields: list[str] = field(default_factory=list)
-    errors: list[JudgeRowError] = field(default_factory=list)
+    errors: list[RowError] = field(default_factory=list)
 
-    def as_dict(self) -> dict:
-        out = asdict(self)
-        out["errors"] = [asdict(e) | {"text": str(e)} for e in self.errors]
-        return out
-
-
-class JudgeImportRejected(Exception):
-    """The file had invalid rows: nothing was written."""
-
-    def __init__(self, report: JudgeImportReport) -> None:
-        shown = "\n".join(f"  {e}" for e in report.errors[:20])
-        more = f"\n  ... and {len(report.errors) - 20} more" if len(report.errors) > 20 else ""
-        super().__init__(f"{report.file}: rejected, nothing written ({len(report.errors)} error(s)):\n{shown}{more}")
-        self.report = report
 
 
 @dataclass
@@ -71,7 +48,7 @@ def _parse_rows(data: bytes, name: str, fmt: str, report: JudgeImportReport) -> 
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        report.errors.append(JudgeRowError(1, "<file>", f"not UTF-8 text ({exc.reason} at byte {exc.start})"))
+        report.errors.append(RowError(1, "<file>", f"not UTF-8 text ({exc.reason} at byte {exc.start})"))
         return []
     if fmt == "auto":
         first = text.lstrip()[:1]
@@ -85,24 +62,24 @@ def _parse_rows(data: bytes, name: str, fmt: str, report: JudgeImportReport) -> 
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                report.errors.append(JudgeRowError(number, "<line>", f"invalid JSON: {exc.msg}"))
+                report.errors.append(RowError(number, "<line>", f"invalid JSON: {exc.msg}"))
                 continue
             if not isinstance(obj, dict):
-                report.errors.append(JudgeRowError(number, "<line>", "expected a JSON object"))
+                report.errors.append(RowError(number, "<line>", "expected a JSON object"))
                 continue
             rows.append((number, obj))
         return rows
     reader = csv.reader(io.StringIO(text, newline=""))
     header = next(reader, None)
     if not header or not any(h.strip() for h in header):
-        report.errors.append(JudgeRowError(1, "<header>", "empty file: expected a header line"))
+        report.errors.append(RowError(1, "<header>", "empty file: expected a header line"))
         return []
     header = [h.strip() for h in header]
     for missing in ("idea_id", "judge"):
         if missing not in header:
-            report.errors.append(JudgeRowError(1, missing, "column missing from the header"))
+            report.errors.append(RowError(1, missing, "column missing from the header"))
     if not any(d in header for d in DIMENSIONS):
-        report.errors.append(JudgeRowError(1, "<header>", f"no score column: expected any of {', '.join(DIMENSIONS)}"))
+        report.errors.append(RowError(1, "<header>", f"no score column: expected any of {', '.join(DIMENSIONS)}"))
     if report.errors:
         return []
     for values in reader:
@@ -110,7 +87,7 @@ def _parse_rows(data: bytes, name: str, fmt: str, report: JudgeImportReport) -> 
         if not any(v.strip() for v in values):
             continue
         if len(values) != len(header):
-            report.errors.append(JudgeRowError(number, "<line>", f"{len(values)} fields, the header has {len(header)}"))
+            report.errors.append(RowError(number, "<line>", f"{len(values)} fields, the header has {len(header)}"))
             continue
         rows.append((number, {h: v for h, v in zip(header, values)}))
     return rows
@@ -151,7 +128,7 @@ def validate_judge_file(session: Session, data: bytes, *, name: str, fmt: str = 
     raw = _parse_rows(data, name, fmt, report)
     report.rows = len(raw)
     if not raw and not report.errors:
-        report.errors.append(JudgeRowError(1, "<file>", "no rows"))
+        report.errors.append(RowError(1, "<file>", "no rows"))
     ideas = _idea_index(session)
     seen: dict[tuple, int] = {}
     rows: list[_Row] = []
@@ -160,23 +137,23 @@ def validate_judge_file(session: Session, data: bytes, *, name: str, fmt: str = 
     ignored: set[str] = set()
     for number, obj in raw:
         ignored.update(k for k in obj if k not in KNOWN_FIELDS)
-        errors: list[JudgeRowError] = []
+        errors: list[RowError] = []
         idea_id, judge = _text(obj.get("idea_id")), _text(obj.get("judge"))
         if not idea_id:
-            errors.append(JudgeRowError(number, "idea_id", "missing"))
+            errors.append(RowError(number, "idea_id", "missing"))
         if not judge:
-            errors.append(JudgeRowError(number, "judge", "missing"))
+            errors.append(RowError(number, "judge", "missing"))
         values: dict[str, float] = {}
         for dim in DIMENSIONS:
             try:
                 value = number_of(obj.get(dim))
             except ValueError as exc:
-                errors.append(JudgeRowError(number, dim, str(exc)))
+                errors.append(RowError(number, dim, str(exc)))
                 continue
             if value is not None:
                 values[dim] = value
         if not values and not any(e.field in DIMENSIONS for e in errors):
-            errors.append(JudgeRowError(number, "<line>", f"no score: give any of {', '.join(DIMENSIONS)}"))
+            errors.append(RowError(number, "<line>", f"no score: give any of {', '.join(DIMENSIONS)}"))
         row_system, row_run = _text(obj.get("system")) or system, _text(obj.get("run")) or run
         idea_pk = None
         if idea_id:
@@ -184,18 +161,18 @@ def validate_judge_file(session: Session, data: bytes, *, name: str, fmt: str = 
                           if (not row_system or c[1] == row_system) and (not row_run or c[2] == row_run)]
             scope = "".join(f" {k} {v!r}" for k, v in (("system", row_system), ("run", row_run)) if v)
             if not candidates:
-                errors.append(JudgeRowError(number, "idea_id", f"unknown idea id {idea_id!r}"
+                errors.append(RowError(number, "idea_id", f"unknown idea id {idea_id!r}"
                                             + (f" in{scope}" if scope else "") + " (score the ideas first)"))
             elif len(candidates) > 1:
                 where = ", ".join(f"{s}/{r}" for _, s, r in candidates)
-                errors.append(JudgeRowError(number, "idea_id", f"idea id {idea_id!r} is ambiguous: it exists in runs "
+                errors.append(RowError(number, "idea_id", f"idea id {idea_id!r} is ambiguous: it exists in runs "
                                             f"{where}; add a 'system' and/or 'run' column or option"))
             else:
                 idea_pk = candidates[0][0]
         if idea_id and judge:
             key = (idea_pk if idea_pk is not None else (row_system, row_run, idea_id), judge)
             if key in seen:
-                errors.append(JudgeRowError(number, "idea_id", f"duplicate: idea {idea_id!r} with judge {judge!r} "
+                errors.append(RowError(number, "idea_id", f"duplicate: idea {idea_id!r} with judge {judge!r} "
                                             f"is already on line {seen[key]}"))
             else:
                 seen[key] = number
@@ -215,7 +192,7 @@ def import_judge_scores(session: Session, data: bytes, *, name: str, fmt: str = 
     """Validate the whole file, then upsert: a row replaces the dimensions it gives and keeps the others."""
     report, rows = validate_judge_file(session, data, name=name, fmt=fmt, system=system, run=run)
     if report.errors:
-        raise JudgeImportRejected(report)
+        raise ImportRejected(report)
     existing = {(j.idea_pk, j.judge): j for j in session.scalars(
         select(JudgeScore).where(JudgeScore.idea_pk.in_({r.idea_pk for r in rows})))}
     for row in rows:

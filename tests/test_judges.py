@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 from indexing.db import migrate, session_scope
 from indexing.models import Idea, JudgeScore, Run, Score
 from indexing.settings import Settings
-from service.judges import JudgeImportRejected, import_judge_scores
+from service.judges import import_judge_scores
+from service.rejections import ImportRejected
 
 HEADER = "idea_id,judge,novelty,feasibility,impact,overall\n"
 
@@ -48,7 +49,7 @@ def run_import(db_path, text: str, **kw):
 
 
 def rejected(db_path, text: str, **kw) -> list[str]:
-    with pytest.raises(JudgeImportRejected) as info:
+    with pytest.raises(ImportRejected) as info:
         run_import(db_path, text, **kw)
     assert not info.value.report.written
     assert stored(db_path) == {}, "a rejected file must write nothing"
@@ -107,7 +108,7 @@ def test_ambiguous_idea_needs_system_or_run(db):
 
 def rejected_after(db_path, text, **kw) -> str:
     before = stored(db_path)
-    with pytest.raises(JudgeImportRejected) as info:
+    with pytest.raises(ImportRejected) as info:
         run_import(db_path, text, **kw)
     assert stored(db_path) == before
     return str(info.value)

@@ -9,7 +9,8 @@ from rich.table import Table
 from indexing.db import session_scope
 from indexing.matcher.verifier.base import VerifierUnavailable
 from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings
-from service.judges import JudgeImportRejected, import_judge_scores
+from service.judges import import_judge_scores
+from service.rejections import ImportRejected
 from service.judging import audit as audits
 from service.judging import innoeval, pairwise, pointwise, prompts
 from service.judging.backends import BACKENDS, Judge, make_judge
@@ -34,7 +35,7 @@ def import_(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="
         with session_scope(settings.db_path) as session:
             report = import_judge_scores(session, file.read_bytes(), name=str(file), fmt=format, system=system,
                                          run=run)
-    except JudgeImportRejected as exc:
+    except ImportRejected as exc:
         if json_out:
             print_json(exc.report.as_dict())
         else:

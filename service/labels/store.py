@@ -2,7 +2,7 @@
 import reads back, and one label written at a time (the labelling view)."""
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from indexing.models import Idea, Match, Paper, Run, Score, utcnow
 from service.labels.draws import LabelError, runs_of
 from service.labels.models import LABELS, DrawIdea, Label
+from service.rejections import ImportRejected, ImportReportBase, RowError
 
 FORMATS = ("auto", "labels", "judged")
 LABEL_FIELDS = {"run", "system", "idea_id", "paper_id", "label", "annotator", "time"}
@@ -24,17 +25,7 @@ MAX_ERRORS = 200
 
 
 @dataclass
-class RowError:
-    line: int
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"line {self.line}: field '{self.field}': {self.message}"
-
-
-@dataclass
-class ImportReport:
+class ImportReport(ImportReportBase):
     file: str
     format: str = ""
     rows: int = 0
@@ -47,21 +38,6 @@ class ImportReport:
     ideas: int = 0
     ideas_outside_draws: int = 0
     errors: list[RowError] = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        out = asdict(self)
-        out["errors"] = [asdict(e) | {"text": str(e)} for e in self.errors]
-        return out
-
-
-class ImportRejected(Exception):
-    """The file had invalid rows: nothing was written."""
-
-    def __init__(self, report: ImportReport) -> None:
-        shown = "\n".join(f"  {e}" for e in report.errors[:20])
-        more = f"\n  ... and {len(report.errors) - 20} more" if len(report.errors) > 20 else ""
-        super().__init__(f"{report.file}: rejected, nothing written ({len(report.errors)} error(s)):\n{shown}{more}")
-        self.report = report
 
 
 @dataclass

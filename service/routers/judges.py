@@ -10,7 +10,8 @@ from indexing.settings import Settings
 
 from service.deps import AdminDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
-from service.judges import JudgeImportRejected, JudgeImportReport, import_judge_scores, list_judges
+from service.judges import JudgeImportReport, import_judge_scores, list_judges
+from service.rejections import ImportRejected
 from service.runs import runs_exist
 
 router = APIRouter(prefix="/v1/judge-scores", tags=["judges"])
@@ -47,6 +48,6 @@ async def import_file(file: Annotated[UploadFile, File(description="CSV or JSONL
     try:
         report = await run_in_threadpool(_import, data, settings=settings, name=file.filename or "upload",
                                          fmt=format, system=system, run=run)
-    except JudgeImportRejected as exc:
+    except ImportRejected as exc:
         raise HTTPException(422, {"message": str(exc).splitlines()[0], **exc.report.as_dict()}) from None
     return report.as_dict()
