@@ -289,7 +289,7 @@ def write_label(session: Session, *, run: str, idea_id: str, paper_id: str, labe
                    report=report)
     if report.errors:
         e = report.errors[0]
-        raise LabelError(e.field, e.message, 404 if e.field in ("run", "idea_id") else 422)
+        raise LabelError(e.field, e.message, 404 if e.field in ("run", "idea_id", "paper_id") else 422)
     p = pairs[0]
     now = utcnow()
     session.execute(insert(Label).values(idea_pk=p.idea_pk, paper_id=p.paper_id, annotator=p.annotator,

@@ -106,7 +106,9 @@ def judge_revisions(session: SessionDep) -> list[dict]:
 
 @router.get("/v1/judging/audit", responses=errors(404, 422, 503))
 def judge_audit(session: SessionDep, settings: SettingsDep,
-                judge: Annotated[list[str], Query(min_length=2, max_length=2, description="two judges: a, b")],
+                judge: Annotated[list[Annotated[str, Field(min_length=1, max_length=255, pattern=r"\S")]],
+                                 Query(min_length=2, max_length=2, description="two different judges: a, b",
+                                       json_schema_extra={"uniqueItems": True})],
                 run: Annotated[list[str] | None, Query(description="runs to audit; all both judged when absent")]
                 = None,
                 cut: Annotated[float | None, Query(ge=1, le=10)] = None,

@@ -20,7 +20,7 @@ from service.labels.models import LABELS
 from service.labels.store import ImportRejected, ImportReport, export_labels, import_labels, write_label
 
 router = APIRouter(prefix="/v1/labels", tags=["labels"])
-Name = Annotated[str, Field(min_length=1, max_length=255)]
+Name = Annotated[str, Field(min_length=1, max_length=255, pattern=r"\S")]  # blank is no name
 RunRef = Annotated[str, Query(min_length=1, max_length=255, description="Run id, or label (every system's run "
                                                                          "with it).")]
 SystemRef = Annotated[str | None, Query(min_length=1, max_length=255, description="Only this system's run.")]
@@ -41,7 +41,7 @@ class LabelRequest(BaseModel):
     idea_id: Name
     paper_id: Name
     label: Literal[LABELS]  # type: ignore[valid-type]
-    annotator: Annotated[str, Field(min_length=1, max_length=128)]
+    annotator: Annotated[str, Field(min_length=1, max_length=128, pattern=r"\S")]
 
 
 def _fail(exc: LabelError | AnalysisError) -> HTTPException:
@@ -68,7 +68,7 @@ def draws_status(session: SessionDep, run: RunRef, system: SystemRef = None) -> 
 
 @router.get("/draws/{draw_id}/item", responses=errors(404, 422, 503))
 def draw_item(draw_id: Annotated[int, Field(ge=1, le=2**63 - 1)], session: SessionDep, settings: SettingsDep,
-              annotator: Annotated[str, Query(min_length=1, max_length=128)],
+              annotator: Annotated[str, Query(min_length=1, max_length=128, pattern=r"\S")],
               position: Annotated[int | None, Query(ge=1, le=10**9, description="This position; the annotator's "
                                                                                  "first unlabelled one when absent.")]
               = None,
@@ -104,7 +104,8 @@ async def import_file(file: Annotated[UploadFile, File(description="JSONL labels
                       format: Annotated[Literal["auto", "labels", "judged"], Query()] = "auto",
                       run: Annotated[str | None, Query(min_length=1, max_length=255)] = None,
                       system: SystemRef = None,
-                      annotator: Annotated[str | None, Query(min_length=1, max_length=128)] = None) -> dict:
+                      annotator: Annotated[str | None, Query(min_length=1, max_length=128, pattern=r"\S")] = None,
+                      ) -> dict:
     """Import a labels file; any bad row rejects it (422, errors by line and field) and nothing is written."""
     limit = settings.max_upload_bytes
     data = await file.read(limit + 1)
@@ -138,7 +139,7 @@ def estimates(session: SessionDep, settings: SettingsDep,
               group_by: Annotated[Literal["system", "run"], Query()] = "system",
               confidence: Annotated[float, Query(ge=0.5, lt=1)] = 0.95,
               predictor: Annotated[Literal["decision", "probability", "cosine"], Query()] = "decision",
-              annotator: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
+              annotator: Annotated[str | None, Query(min_length=1, max_length=128, pattern=r"\S")] = None,
               pool_windows: bool = False) -> dict:
     """`hindsight analyze systems --labels`: per group the matcher's figure, labels_only and ppi with intervals, the
     differences between groups, and the matcher's agreement with the labels."""

@@ -140,9 +140,13 @@ async function labWrite(index, choice) {
       label: choice, annotator: lab.item.annotator });
   } catch (err) { labMessage(`not saved: ${err.message}`, true); return; }
   labMessage("");
-  if (!idea.labelled) { idea.labelled = true; lab.item.progress.labelled += 1; }
-  idea.labels[c.paper_id] = choice;
-  lab.selected = Math.min(index + 1, idea.candidates.length - 1);
+  // a load answered while the label was being written may have replaced the item with one read before the write:
+  // the label goes on whichever copy of this idea is shown now
+  const shown = lab.item.idea;
+  if (shown.idea_id !== idea.idea_id) return;
+  if (!shown.labelled) { shown.labelled = true; lab.item.progress.labelled += 1; }
+  shown.labels[c.paper_id] = choice;
+  lab.selected = Math.min(index + 1, shown.candidates.length - 1);
   labRender();
 }
 
