@@ -84,3 +84,23 @@ if __name__ == "__main__":
     args = parser.parse_args()
     n, sourced, unsourced = write_ideas(args.out)
     print(f"{args.out}/pairs.jsonl: {n} pairs; {args.out}/ideas.jsonl: {sourced} with a source, {unsourced} without")
+
+
+COLING = ROOT.parent / "shared" / "data" / "generators" / "corpus" / "coling2025.json"
+
+
+def coling_index(settings, cutoff: date):
+    """COLING 2025 ingested and indexed at the cutoff in settings' home (once: a home that has an index keeps it);
+    returns the current version and the embedder it is served with."""
+    from indexing.build import build_index
+    from indexing.db import migrate
+    from indexing.ingest import ingest_path
+    from service.state import IndexHolder
+
+    migrate(settings.db_path)
+    if not (settings.home / "indexes").exists():
+        ingest_path(COLING, db_path=settings.db_path)
+        build_index(settings, cutoff=cutoff, until=date(2025, 12, 31))
+    holder = IndexHolder(settings)
+    loaded = holder.current()
+    return loaded, holder.embedder_for(loaded)

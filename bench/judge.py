@@ -24,9 +24,12 @@ from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+import corpus  # noqa: E402
+
 SHARED = ROOT.parent / "shared" / "data" / "generators"
 PLANS = SHARED / "ai-researcher" / "experiment_plans"
-CORPUS = SHARED / "corpus" / "coling2025.json"
+CORPUS = corpus.COLING
 CUTOFF = date(2024, 5, 31)
 GOAL_MINUTES = 20.0
 
@@ -51,9 +54,7 @@ def main() -> None:
     if not PLANS.is_dir() or not CORPUS.exists():
         raise SystemExit(f"{PLANS} or {CORPUS} is missing (the shared generator outputs)")
 
-    from indexing.build import build_index
-    from indexing.db import migrate, session_scope
-    from indexing.ingest import ingest_path
+    from indexing.db import session_scope
     from indexing.settings import Settings
     from service.analyses import Selection, correlations, quadrants
     from service.generator_runs import score_run
@@ -62,20 +63,13 @@ def main() -> None:
     from service.judging.audit import audit
     from service.judging.backends import LocalJudge
     from service.judging.pointwise import export_rows, judge_runs
-    from service.state import IndexHolder
 
     versions = [prompts.get(name) for name in (args.prompts or ["paper-v1", "reviewers-v1"])]
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(os.environ.get("HINDSIGHT_HOME") or Path(tmp) / "home")
         settings = Settings(home=home, **({} if args.threads is None else {"verifier_threads": args.threads}))
-        migrate(settings.db_path)
-        if not (home / "indexes").exists():
-            ingest_path(CORPUS, db_path=settings.db_path)
-            build_index(settings, cutoff=CUTOFF, until=date(2025, 12, 31))
-        holder = IndexHolder(settings)
-        loaded = holder.current()
-        embedder = holder.embedder_for(loaded)
+        loaded, embedder = corpus.coling_index(settings, CUTOFF)
         read = read_path(PLANS, "ai-researcher")
         read = dataclasses.replace(read, ideas=read.ideas[:args.ideas])
         label = f"bench-{int(time.time())}"

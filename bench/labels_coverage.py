@@ -31,17 +31,10 @@ from service.labels.draws import draw, runs_of
 from service.labels.estimates import labelled_summary
 from service.labels.models import Draw
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from scripts.generator_mappings import labels_of  # noqa: E402
+
 METRICS = ("realised_rate", "direction_rate")
-
-
-def truth_of(paths: list[Path]) -> dict[str, dict]:
-    out = {}
-    for path in paths:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                out[row["idea"]] = row
-    return out
 
 
 def truth_from_kinds(session, run_ids: list[int], kinds: Path, shown: int) -> list[dict]:
@@ -113,7 +106,7 @@ def main() -> None:
         args.truth[0].write_text("".join(json.dumps(r) + "\n" for r in rows))
         print(f"wrote {len(rows)} truth rows to {args.truth[0]}")
         return
-    truth = truth_of(args.truth)
+    truth = labels_of(args.truth)
     started = time.perf_counter()
     with session_scope(settings.db_path) as s:
         strata = runs_of(s, args.run)

@@ -27,9 +27,12 @@ from pathlib import Path
 from sklearn.metrics import roc_auc_score
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+import corpus  # noqa: E402
+
 SHARED = ROOT.parent / "shared" / "data" / "generators"
 PLANS = SHARED / "ai-researcher" / "experiment_plans"
-CORPUS = SHARED / "corpus" / "coling2025.json"
+CORPUS = corpus.COLING
 LABELS = sorted((ROOT / "data" / "labelled").glob("ai_researcher_coling2025_air*.jsonl"))
 CUTOFF = date(2024, 5, 31)
 ALL_IDEAS, GOAL_MINUTES = 213, 30.0
@@ -65,9 +68,6 @@ def main() -> None:
     if not PLANS.is_dir() or not CORPUS.exists():
         raise SystemExit(f"{PLANS} or {CORPUS} is missing (the shared generator outputs)")
 
-    from indexing.build import build_index
-    from indexing.db import migrate
-    from indexing.ingest import ingest_path
     from indexing.matcher.decide import verifier_text
     from indexing.matcher.facets import facets_of
     from indexing.matcher.verifier import prompts
@@ -76,7 +76,6 @@ def main() -> None:
     from indexing.settings import Settings
     from service.ideas import read_path
     from service.matching import score_ideas
-    from service.state import IndexHolder
 
     sys.path.insert(0, str(ROOT))
     from scripts.generator_mappings import labels_of
@@ -85,13 +84,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(os.environ.get("HINDSIGHT_HOME") or Path(tmp) / "home")
         settings = Settings(home=home)
-        migrate(settings.db_path)
-        if not (home / "indexes").exists():
-            ingest_path(CORPUS, db_path=settings.db_path)
-            build_index(settings, cutoff=CUTOFF, until=date(2025, 12, 31))
-        holder = IndexHolder(settings)
-        loaded = holder.current()
-        embedder = holder.embedder_for(loaded)
+        loaded, embedder = corpus.coling_index(settings, CUTOFF)
         read = read_path(PLANS, "ai-researcher").ideas
         by_id = {r.idea.id: r.idea for r in read}
         chosen = pick(sorted(by_id), judged, args.ideas)

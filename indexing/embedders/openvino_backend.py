@@ -163,22 +163,18 @@ class OpenVINOEncoder:
         finally:
             self._requests.put(request)
 
-    def encode(self, texts: list[str], *, batch_size: int = 0, progress=None) -> np.ndarray:
-        """The vectors of a build's texts, each made as a query's is (encode_many): a paper's vector is its text's
-        alone, whatever else the build holds (batch_size is ignored)."""
-        return self._alone(texts, progress)
-
     def encode_many(self, groups: list[list[str]]) -> list[np.ndarray]:
         """Each group's vectors, a text per inference: a request's few texts (an idea's facets) run on every core
         at once."""
         edges = np.cumsum([0] + [len(g) for g in groups])
-        out = self._alone([t for g in groups for t in g])
+        out = self.encode([t for g in groups for t in g])
         return [out[a:b] for a, b in zip(edges[:-1], edges[1:])]
 
-    def _alone(self, texts: list[str], progress=None) -> np.ndarray:
-        """Every text in an inference of its own at one of solo's padded lengths: a vector never depends on a
-        batch-mate (these kernels round by the batch's shape). Batch 1 costs the build's throughput under 10%
-        against the batches of 4 used before (docs/benchmarks.md).
+    def encode(self, texts: list[str], *, batch_size: int = 0, progress=None) -> np.ndarray:
+        """Every text in an inference of its own at one of solo's padded lengths, a build's papers as a query's
+        facets (batch_size is ignored): a vector never depends on a batch-mate (these kernels round by the batch's
+        shape). Batch 1 costs the build's throughput under 10% against the batches of 4 used before on CPUs with
+        VNNI, 12% on an AVX2-only one (docs/benchmarks.md).
 
         The lengths are compiled on every copy at the first call: the CPU plugin prepares its kernels for each
         input shape it meets, which doubled a query of a length it had not met yet (p99 of 200 new ideas' facets
