@@ -70,6 +70,7 @@ def batched(embedder):
     from indexing.embedders.base import length_sorted_batches, normalise
 
     ov = getattr(embedder, "openvino", None)
+    model = embedder.sentence_transformer() if ov is None else None  # loaded before timing
 
     def encode(texts: list[str], *, batch_size: int = 32, progress=None) -> np.ndarray:
         if ov is not None:
@@ -77,8 +78,8 @@ def batched(embedder):
                                           for b in length_sorted_batches(texts, 4)))
         out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
         for b in length_sorted_batches(texts, batch_size):
-            out[b] = embedder.model.encode([texts[i] for i in b], batch_size=len(b), convert_to_tensor=True,
-                                           show_progress_bar=False).float().cpu().numpy()
+            out[b] = model.encode([texts[i] for i in b], batch_size=len(b), convert_to_tensor=True,
+                                  show_progress_bar=False).float().cpu().numpy()
         return normalise(out)
     return encode
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from indexing.embedders import openvino_backend, runtime, solo
+from indexing.embedders import onnx_backend, openvino_backend, runtime, solo
 from indexing.embedders.base import normalise, serialised_load
 
 # Calibrated on the 3,134 shared paperlists papers with abstracts: see docs/calibration-minilm.md.
@@ -108,6 +108,28 @@ def _load(path: str, device: str, file_name: str | None, backend: str = "torch")
 
 
 @serialised_load
+@lru_cache(maxsize=4)
+def _onnx(folder: str, onnx_dir: str, file_name: str, per_text: bool) -> tuple[onnx_backend.ONNXEncoder, Any, int]:
+    """One session per core on the ONNX file of the export of the packaged weights in folder, per process:
+    (encoder, the export's tokenizer, the weights' max tokens)."""
+    import json
+
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(onnx_dir)
+    max_tokens = int(json.loads((Path(folder) / "sentence_bert_config.json").read_text())["max_seq_length"])
+
+    def tokenize(texts: list[str]) -> dict[str, np.ndarray]:
+        # as sentence-transformers' Transformer module does: stripped, truncated to max_seq_length
+        return dict(tokenizer([t.strip() for t in texts], padding=True, truncation=True, max_length=max_tokens,
+                              return_tensors="np"))
+
+    encoder = onnx_backend.ONNXEncoder(Path(onnx_dir) / file_name, tokenize, max_tokens=max_tokens,
+                                       pad_id=tokenizer.pad_token_id or 0, per_text=per_text)
+    return encoder, tokenizer, max_tokens
+
+
+@serialised_load
 @lru_cache(maxsize=2)
 def _openvino(folder: str, fingerprint: str, export_dir: Path) -> tuple[openvino_backend.OpenVINOEncoder, Any, int]:
     """One compiled int8 IR per process: (encoder, tokenizer, max tokens)."""
@@ -156,6 +178,8 @@ class MiniLMEmbedder:
         self.backend, self.device, self.export_dir = backend, device, export_dir
         self.theta = MINILM_THETA if theta is None else theta
         self.openvino: openvino_backend.OpenVINOEncoder | None = None
+        self.onnx: onnx_backend.ONNXEncoder | None = None
+        self._sentence_transformer: tuple[str, str | None, str] = (str(folder), None, backend)
         if backend in openvino_backend.BACKENDS:
             runtime.resolve(backend, device, BACKENDS)  # device check
             self.openvino, self.tokenizer, self.max_tokens = _openvino(
@@ -170,8 +194,14 @@ class MiniLMEmbedder:
         else:
             # each backend is its own revision, so the embedding cache never mixes their vectors
             onnx_dir, file_name, variant = onnx_model(folder, fingerprint, backend, export_dir)
-            self.model = _load(str(onnx_dir), device, file_name)
             self.revision = f"gt-{fingerprint}-{variant}"
+            self._sentence_transformer = (str(onnx_dir), file_name, "torch")
+            if device == "cpu":  # a single-thread session per core (onnx_backend.py)
+                self.onnx, self.tokenizer, self.max_tokens = _onnx(str(folder), str(onnx_dir), file_name,
+                                                                   backend in runtime.PER_TEXT)
+                self.dim, self.sep = self.onnx.dim, str(self.tokenizer.sep_token)
+                return
+            self.model = _load(str(onnx_dir), device, file_name)
         self.dim = int(self.model.get_embedding_dimension())
         self.tokenizer = self.model.tokenizer
         self.sep = self.tokenizer.sep_token
@@ -181,9 +211,19 @@ class MiniLMEmbedder:
         """What a worker process needs to build the same embedder (see workers.py)."""
         return {"device": self.device, "theta": self.theta, "backend": self.backend, "export_dir": self.export_dir}
 
+    def sentence_transformer(self):
+        """The sentence-transformers model of these weights and backend (loaded here on first use for the
+        backends that run without it: bench/build_speed.py's batched encode)."""
+        if self.openvino is None and self.onnx is None:
+            return self.model
+        path, file_name, backend = self._sentence_transformer
+        return _load(path, self.device, file_name, backend)
+
     def encode_many(self, groups: list[list[str]]) -> list[np.ndarray]:
         if self.openvino is not None:  # every text on its own, on every core at once
             return self.openvino.encode_many(groups)
+        if self.onnx is not None:
+            return self.onnx.encode_many(groups)
         return [self.encode(g) for g in groups]  # a fast tokenizer is not shared between threads
 
     def encode(self, texts: list[str], *, batch_size: int = 32, progress=None) -> np.ndarray:
@@ -191,6 +231,8 @@ class MiniLMEmbedder:
         or a text per inference where int8 scales are taken from the whole batch."""
         if self.openvino is not None:
             return self.openvino.encode(texts, progress=progress)
+        if self.onnx is not None:
+            return self.onnx.encode(texts, batch_size=batch_size, progress=progress)
         import torch
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

@@ -8,9 +8,9 @@ different revision). Mean drift on the real MiniLM weights 0.0028 against fp32 (
 0.019). On BERT-base, 200 build texts: 12.0 texts/s against 10.3 for weight-only int8 with activations quantised
 on the fly per token, which itself ran 1.3x the groups of 32 used before (docs/benchmarks.md).
 
-One single-thread compiled copy per core, each fed from its own thread (inference releases the GIL): the layout of
-the torch worker processes without their start-up, a model load each. Batches are small (2-4 texts: they pad less
-and these kernels gain nothing from more rows). Measured by bench/build_speed.py and bench/specter2_build.py.
+One single-thread compiled copy per core, each fed from its own thread (percore.py, inference releases the GIL): the
+layout of the torch worker processes without their start-up, a model load each. Batches are small (2-4 texts: they
+pad less and these kernels gain nothing from more rows). Measured by bench/build_speed.py and bench/specter2_build.py.
 """
 
 import contextlib
@@ -18,14 +18,11 @@ import hashlib
 import json
 import logging
 import os
-import queue
 import shutil
 import sys
 import tempfile
 import threading
-from collections import deque
-from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
 from importlib.metadata import version
 from importlib.util import find_spec
 from pathlib import Path
@@ -33,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from indexing.embedders import cpu, solo
-from indexing.embedders.base import normalise, serialised_load
+from indexing.embedders import cpu, percore, solo
+from indexing.embedders.base import serialised_load
 
 BACKENDS = ("openvino-int8",)
 CALIBRATION = Path(__file__).with_name("int8_calibration.jsonl")  # frozen: its hash is part of every IR's name
@@ -127,13 +124,15 @@ def pooled_module(encoder, pooling: str):
     return Pooled()
 
 
-class OpenVINOEncoder:
-    """One single-thread compiled copy of the int8 IR per core, each fed from its own thread; encode() is safe to
-    call from several threads at once.
+class OpenVINOEncoder(percore.PerCoreEncoder):
+    """One single-thread compiled copy of the int8 IR per core, each fed from its own thread (percore.py); encode()
+    is safe to call from several threads at once.
 
     Not one compiled model with a stream per core: OpenVINO 2026.4's CPU plugin returned wrong vectors with two
     streams in bf16 (cosine 0.30 to fp32 on the tiny test model; one stream, or f32, was right).
     """
+
+    name = "openvino"
 
     def __init__(self, xml: Path, tokenize: Callable[[list[str]], dict[str, np.ndarray]], *,
                  max_tokens: int) -> None:
@@ -141,34 +140,17 @@ class OpenVINOEncoder:
 
         core = ov.Core()
         model = core.read_model(str(xml))
-        self.streams = cpu.cores()
-        self.dim = int(model.outputs[0].get_partial_shape()[1].get_length())
         config = {"PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1, "INFERENCE_NUM_THREADS": 1,
                   "ENABLE_CPU_PINNING": False, "INFERENCE_PRECISION_HINT": precision()}
-        self._requests: queue.SimpleQueue = queue.SimpleQueue()
-        for _ in range(self.streams):
-            self._requests.put(core.compile_model(model, "CPU", config).create_infer_request())
-        self._tokenize = tokenize
-        self._tokenizer_lock = threading.Lock()  # a fast tokenizer called from two threads raises "Already borrowed"
-        self._pool = ThreadPoolExecutor(self.streams, thread_name_prefix="openvino")
-        self._max_tokens = max_tokens
+        requests = [core.compile_model(model, "CPU", config).create_infer_request() for _ in range(cpu.cores())]
+        super().__init__(requests, tokenize, dim=int(model.outputs[0].get_partial_shape()[1].get_length()),
+                         max_tokens=max_tokens)
         self._warmed = threading.Event()
         self._warm_lock = threading.Lock()
 
-    def _run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
-        request = self._requests.get()
-        try:
-            request.infer(feeds)
-            return request.get_output_tensor(0).data.copy()
-        finally:
-            self._requests.put(request)
-
-    def encode_many(self, groups: list[list[str]]) -> list[np.ndarray]:
-        """Each group's vectors, a text per inference: a request's few texts (an idea's facets) run on every core
-        at once."""
-        edges = np.cumsum([0] + [len(g) for g in groups])
-        out = self.encode([t for g in groups for t in g])
-        return [out[a:b] for a, b in zip(edges[:-1], edges[1:])]
+    def _run_copy(self, copy: Any, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        copy.infer(feeds)
+        return copy.get_output_tensor(0).data.copy()
 
     def encode(self, texts: list[str], *, batch_size: int = 0, progress=None) -> np.ndarray:
         """Every text in an inference of its own at one of solo's padded lengths, a build's papers as a query's
@@ -179,11 +161,7 @@ class OpenVINOEncoder:
         The lengths are compiled on every copy at the first call: the CPU plugin prepares its kernels for each
         input shape it meets, which doubled a query of a length it had not met yet (p99 of 200 new ideas' facets
         68 ms, 34 ms once met)."""
-        self._warm()
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return self._infer(len(texts), solo.feeds(texts, self._tokenize, max_tokens=self._max_tokens, batch_size=1,
-                                                  lock=self._tokenizer_lock), progress)
+        return super().encode(texts, batch_size=1, progress=progress)
 
     def _warm(self) -> None:
         """Every input length through every copy, once (1.6 s for MiniLM here). One copy after another, in
@@ -196,31 +174,12 @@ class OpenVINOEncoder:
                 return
             with self._tokenizer_lock:
                 probe = self._tokenize(["a"])
-            held = [self._requests.get() for _ in range(self.streams)]  # waits out any inference in flight
+            held = [self._copies.get() for _ in range(self.streams)]  # waits out any inference in flight
             try:
                 for request in held:
                     for length in solo.lengths(self._max_tokens):
                         request.infer({k: np.resize(v, (1, length)) for k, v in probe.items()})
             finally:
                 for request in held:
-                    self._requests.put(request)
+                    self._copies.put(request)
             self._warmed.set()
-
-    def _infer(self, n: int, feeds: Iterable[tuple[list[int], dict[str, np.ndarray]]], progress=None) -> np.ndarray:
-        """The normalised vectors of n texts, given as (their rows, their tokens) batches, run on the copies."""
-        out = np.zeros((n, self.dim), dtype=np.float32)
-        pending: deque[tuple[list[int], Future[np.ndarray]]] = deque()
-
-        def collect() -> None:
-            batch, future = pending.popleft()
-            out[batch] = future.result()
-            if progress:
-                progress(len(batch))
-
-        for batch, tokens in feeds:
-            pending.append((batch, self._pool.submit(self._run, tokens)))
-            if len(pending) > 2 * self.streams:  # tokenised batches in flight stay few, whatever the build's size
-                collect()
-        while pending:
-            collect()
-        return normalise(out)
