@@ -32,9 +32,11 @@ def test_a_texts_vector_does_not_depend_on_its_batch_mates(backend, ir_dir):
     mixed = embedder.encode([OTHERS[0], *picked[:4], OTHERS[1], *picked[4:], OTHERS[2]], batch_size=3)
     again = np.vstack([mixed[1:5], mixed[6:11]])
     assert np.array_equal(again, whole[3:12][::-1]), "a paper's vector moved with its batch-mates"
-    # a paper's text scored as a query (the server's path) is the paper's own vector
+    # a paper's text scored as a query (the server's path, an idea's few facets at once) is the paper's own vector
     (query,) = embedder.encode_many([[texts[5]]])
     assert np.array_equal(query[0], whole[5])
+    (facets,) = embedder.encode_many([[texts[6], OTHERS[2], texts[7]]])
+    assert np.array_equal(facets[[0, 2]], whole[6:8])
 
 
 def test_the_cache_keeps_solo_vectors_under_their_own_key(settings, minilm):
