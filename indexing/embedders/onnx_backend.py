@@ -39,7 +39,7 @@ class ONNXEncoder(percore.PerCoreEncoder):
         sessions = [ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
                     for _ in range(cpu.cores())]
         # a request's few texts (an idea's facets) run faster one at a time on a session that spreads each over every
-        # core: p50 18% lower for three facets on 2 cores (the per-core copies cost a query's median 15-25% over HTTP)
+        # core: p50 18% lower for three facets on 2 cores (on the copies a dense query's HTTP median rose by a fifth)
         self._wide = None
         if len(sessions) > 1:
             wide = ort.SessionOptions()
