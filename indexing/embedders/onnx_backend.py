@@ -10,7 +10,7 @@ same inputs: one intra-op thread instead of two changed no bit of the hidden sta
 backends), and the pooling is its torch code (a numpy mean moved every vector by one float32 ulp). On this AVX2-only
 2-core machine under load: 1.64-1.75x the naive encode against 0.62-0.85x with one session (bench/build_speed.py,
 docs/benchmarks.md). A request's few texts go to one more session that spreads each text over every core (the
-same bits): there a session per core made a query 15-25% slower.
+same bits): on the copies a dense query's HTTP median rose by a fifth.
 """
 
 from collections.abc import Callable
@@ -19,8 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from indexing.embedders import cpu, percore, solo
-from indexing.embedders.base import normalise
+from indexing.embedders import cpu, percore
 
 
 class ONNXEncoder(percore.PerCoreEncoder):
@@ -40,29 +39,21 @@ class ONNXEncoder(percore.PerCoreEncoder):
                     for _ in range(cpu.cores())]
         # a request's few texts (an idea's facets) run faster one at a time on a session that spreads each over every
         # core: p50 18% lower for three facets on 2 cores (on the copies a dense query's HTTP median rose by a fifth)
-        self._wide = None
+        wide = None
         if len(sessions) > 1:
-            wide = ort.SessionOptions()
-            wide.intra_op_num_threads = len(sessions)
-            self._wide = ort.InferenceSession(str(path), sess_options=wide, providers=["CPUExecutionProvider"])
+            spread = ort.SessionOptions()
+            spread.intra_op_num_threads = len(sessions)
+            wide = ort.InferenceSession(str(path), sess_options=spread, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in sessions[0].get_inputs()}
         (output,) = [o for o in sessions[0].get_outputs() if o.name == "last_hidden_state"]
-        super().__init__(sessions, tokenize, dim=int(output.shape[-1]), max_tokens=max_tokens, pad_id=pad_id)
+        super().__init__(sessions, tokenize, dim=int(output.shape[-1]), max_tokens=max_tokens, pad_id=pad_id,
+                         wide=wide)
         self.per_text = per_text
 
     def encode(self, texts: list[str], *, batch_size: int = 32, progress=None) -> np.ndarray:
         """A text per inference for int8 (its scales are the batch's); fp32 rows are their own at one padded length,
         so it runs batch_size texts of a length at a time."""
-        batch_size = 1 if self.per_text else batch_size
-        if self._wide is None or len(texts) >= 2 * self.streams:
-            return super().encode(texts, batch_size=batch_size, progress=progress)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for rows, feeds in solo.feeds(texts, self._tokenize, max_tokens=self._max_tokens, batch_size=batch_size,
-                                      pad_id=self._pad_id, lock=self._tokenizer_lock):
-            out[rows] = self._run_copy(self._wide, feeds)
-            if progress:
-                progress(len(rows))
-        return normalise(out)  # as the per-core path does, so both give the same bits
+        return super().encode(texts, batch_size=1 if self.per_text else batch_size, progress=progress)
 
     def _run_copy(self, copy: Any, feeds: dict[str, np.ndarray]) -> np.ndarray:
         import torch
