@@ -15,7 +15,7 @@ from service.analyses.quadrants import quadrant_counts
 from service.analyses.selection import load_ideas
 from indexing.windows import WindowError
 from service.analyses.cutoffs import cutoff_rows, cutoff_sensitivity
-from service.cli.common import JsonOpt, console, current_index, fail, print_json, ready_settings
+from service.cli.common import JsonOpt, console, current_index, fail, print_json, ready_settings, say
 
 app = typer.Typer(help="Analyses of stored scores against LLM-judge scores.", no_args_is_help=True)
 
@@ -57,7 +57,7 @@ def _selection(session, runs: list[str] | None, systems: list[str] | None, by: s
 
 def _print_warnings(answer: dict) -> None:
     for w in answer.get("warnings", []):
-        console.print(f"[bold yellow]warning ({w['code']}):[/] {w['message']}", highlight=False)
+        say(f"warning ({w['code']}):", "bold yellow", w["message"])
 
 
 def _plots():
@@ -320,7 +320,7 @@ def cutoffs_(run: list[str] = RunOpt, system: list[str] = SystemOpt,
                       f"({', '.join(str(x) for x in pair['leader_by_cutoff'])})", highlight=False)
     for e in answer["cutoffs"]:
         for w in e["warnings"]:
-            console.print(f"[bold yellow]warning ({w['code']}):[/] {w['message']}", highlight=False)
+            say(f"warning ({w['code']}):", "bold yellow", w["message"])
 
 
 def _group_names(answer: dict) -> list[str]:

@@ -142,11 +142,11 @@ def _print_calibration(report: dict, pick: cal.CurvePoint | None) -> None:
                           f"{p['ideas_matched']:.3f}", str(p["tp"]), str(p["fp"]), str(p["fn"]), style=style)
     console.print(table)
     if pick:
-        console.print(f"picked theta [bold]{pick.theta:.2f}[/]: precision {pick.precision:.3f}, recall "
+        console.print(f"picked theta {pick.theta:.2f}: precision {pick.precision:.3f}, recall "
                       f"{pick.recall:.3f} (current theta {report['current_theta']}); exact pick over all cosines "
                       f"{report['exact']['theta']:.4f}, average precision {report['exact']['average_precision']:.3f}")
     else:
-        console.print(f"[bold red]no theta reaches precision {report['target_precision']}[/]")
+        console.print(f"no theta reaches precision {report['target_precision']}", style="bold red")
     if "null" in report:
         n = report["null"]
         q = n["quantiles"]

@@ -9,6 +9,7 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+from rich.text import Text
 
 from indexing.db import migrate
 from indexing.embedders import Embedder, load_embedder
@@ -16,7 +17,8 @@ from indexing.embedders.runtime import manifest_backend
 from indexing.settings import Settings, get_settings
 from indexing.versions import IndexDamaged, LoadedIndex, load_current
 
-console = Console(stderr=True)
+# no markup: what is printed quotes paths, ids, titles and input, which may hold "[/b]" or "[verifier]"
+console = Console(stderr=True, markup=False)
 JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON on stdout.")
 
 
@@ -31,8 +33,13 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
+def say(label: str, style: str, message: str) -> None:
+    """One line to stderr: a styled label, then the message as it is."""
+    console.print(Text.assemble((label, style), " ", message), highlight=False)
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
-    console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    say("error:", "bold red", message)
     raise typer.Exit(code)
 
 

@@ -14,7 +14,7 @@ from indexing.fetch.refresh import refresh_citations
 from indexing.fetch.walk import Plan, dry_run, run
 from indexing.settings import Settings
 from indexing.windows import iso_day
-from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings
+from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings, say
 
 app = typer.Typer(help="Fetch a corpus from OpenAlex or Semantic Scholar (resumable).", no_args_is_help=True)
 refresh_app = typer.Typer(help="Refresh what ages: citation counts.", no_args_is_help=True)
@@ -38,7 +38,7 @@ def _date(value: str | None, option: str) -> date | None:
 def _retry_note(json_out: bool):
     def note(what: str, wait: float) -> None:
         if not json_out:
-            console.print(f"[yellow]retry[/] in {wait:.1f}s: {what}", highlight=False)
+            say("retry", "yellow", f"in {wait:.1f}s: {what}")
     return note
 
 
@@ -76,9 +76,9 @@ def _walk(settings: Settings, plan: Plan, *, dry: bool, restart: bool, json_out:
     table.add_row("raw pages", out["raw_dir"])
     console.print(table)
     for error in out["errors"][-10:]:
-        console.print(f"[yellow]rejected[/] {error}", highlight=False)
+        say("rejected", "yellow", str(error))
     if result.warning:
-        console.print(f"[yellow]warning:[/] {result.warning}", highlight=False)
+        say("warning:", "yellow", result.warning)
 
 
 @app.command("openalex")
@@ -96,8 +96,8 @@ def fetch_openalex(
     """Walk OpenAlex works (cursor paging, 200 a page) into the store, one transaction per page."""
     settings = ready_settings()
     if not json_out and not openalex.secret_params(settings).get("api_key"):
-        console.print("[yellow]note:[/] HINDSIGHT_OPENALEX_API_KEY is not set; since 2026-02-13 OpenAlex needs a "
-                      "(free) key, and without one the daily allowance is about 100 list requests", highlight=False)
+        say("note:", "yellow", "HINDSIGHT_OPENALEX_API_KEY is not set; since 2026-02-13 OpenAlex needs a (free) key, "
+            "and without one the daily allowance is about 100 list requests")
     ids = list(source_id)
     if venue:
         try:
@@ -127,8 +127,8 @@ def fetch_s2(
     """Walk Semantic Scholar's /paper/search/bulk (token paging, 1000 a page) into the store."""
     settings = ready_settings()
     if not json_out and not s2.headers(settings):
-        console.print("[yellow]note:[/] HINDSIGHT_S2_API_KEY is not set: requests share Semantic Scholar's "
-                      "unauthenticated pool and will meet 429s", highlight=False)
+        say("note:", "yellow", "HINDSIGHT_S2_API_KEY is not set: requests share Semantic Scholar's unauthenticated "
+            "pool and will meet 429s")
     plan = s2.plan(settings, query=query, from_date=_date(from_date, "--from"), to_date=_date(to_date, "--to"),
                    venues=venue, fields_of_study=field_of_study, publication_types=publication_type, sort=sort,
                    base_url=base_url)

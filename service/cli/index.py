@@ -55,7 +55,7 @@ def build(model: str = typer.Option(None, help="Embedder: minilm (offline defaul
         return
     c = m["counts"]
     took = ", ".join(f"{k} {v:.1f}s" for k, v in result.stages.items())
-    console.print(f"published [bold]{result.version}[/] in {result.seconds:.1f}s ({took}): {c['indexed']} papers "
+    console.print(f"published {result.version} in {result.seconds:.1f}s ({took}): {c['indexed']} papers "
                   f"indexed ({c['embedded_new']} embedded, {c['embedded_from_cache']} from cache), model {m['model']} "
                   f"theta {m['theta']}, matcher {m['matcher']['default']}, index {m['index']['kind']}, "
                   f"window {m['window']['start']}..{m['window']['end']}; excluded "

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from indexing.db import session_scope
 from indexing.matcher.verifier.base import VerifierUnavailable
-from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings
+from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings, say
 from service.judges import import_judge_scores
 from service.rejections import ImportRejected
 from service.judging import audit as audits
@@ -39,7 +39,7 @@ def import_(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="
         if json_out:
             print_json(exc.report.as_dict())
         else:
-            console.print(f"[bold red]rejected:[/] {exc}", highlight=False)
+            say("rejected:", "bold red", str(exc))
         raise typer.Exit(1) from None
     if json_out:
         print_json(report.as_dict())
@@ -51,7 +51,7 @@ def import_(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="
     table.add_row("dimensions", ", ".join(report.dimensions))
     console.print(table)
     if report.ignored_fields:
-        console.print(f"[yellow]ignored fields:[/] {', '.join(report.ignored_fields)}", highlight=False)
+        say("ignored fields:", "yellow", ", ".join(report.ignored_fields))
 
 
 BackendOpt = typer.Option("local", "--backend", help=f"{' or '.join(BACKENDS)} (local: the packaged model).")

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from service.metrics import TASKS, MetricsInputError, Report, get_task, run_task
 from service.metrics.parsing import InputFileError, read_records
@@ -65,17 +66,17 @@ def _counts_table(counts: dict[str, int]) -> Table:
 
 def print_report(report: Report) -> None:
     """Both blocks, the one `--compat` names first: strict (recommended) and the benchmark's reference rule."""
-    console = Console()
-    strict = [f"[bold]strict[/] (recommended): {report.benchmark} / {report.task}, n = {report.strict.n}; every "
-              "gold item in the denominator, failures counted wrong",
+    console = Console(markup=False)  # the notes and sources quote file names and input
+    strict = [Text.assemble(("strict", "bold"), f" (recommended): {report.benchmark} / {report.task}, n = "
+                            f"{report.strict.n}; every gold item in the denominator, failures counted wrong"),
               _metrics_table(report.strict.metrics, report.chance), "strict accounting",
               _counts_table(report.counts)]
-    reference = [f"[bold]reference[/]: {report.reference.source}, n = {report.reference.n}",
+    reference = [Text.assemble(("reference", "bold"), f": {report.reference.source}, n = {report.reference.n}"),
                  _metrics_table(report.reference.metrics, {}),
                  "reference accounting (the counts behind the gap to strict)", _counts_table(report.reference.counts),
                  f"reference rule: {report.reference.rule}"]
     for part in (reference + strict if report.compat == "reference" else strict + reference):
-        if isinstance(part, str):
+        if isinstance(part, str | Text):
             console.print(part, highlight=False, soft_wrap=True)
         else:
             console.print(part)

@@ -10,7 +10,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from indexing.build import describe_error
 from indexing.ingest import IngestRejected, ingest_path
-from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings
+from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings, say
 
 FORMAT_HELP = "auto, jsonl, csv, paperlists, openalex or s2"
 
@@ -33,14 +33,14 @@ def ingest(files: list[Path] = typer.Argument(..., exists=True, dir_okay=False, 
                 rejected = True
                 report = exc.report
                 if not json_out:
-                    console.print(f"[bold red]rejected:[/] {exc}", highlight=False)
+                    say("rejected:", "bold red", str(exc))
             except (SQLAlchemyError, OSError) as exc:  # a full disk or a damaged database: its transaction rolled back
                 done = f"; the {len(reports)} file(s) before it were written" if reports else ""
                 fail(f"{path}: nothing written from this file ({describe_error(exc, settings.home)}){done}", 1)
         reports.append(report.as_dict())
         if not json_out and report.errors and skip_invalid:
             for e in report.errors:
-                console.print(f"[yellow]skipped[/] {e}", highlight=False)
+                say("skipped", "yellow", str(e))
     if json_out:
         print_json({"files": reports})
     else:
