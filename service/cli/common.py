@@ -34,8 +34,8 @@ def print_json(data: Any) -> None:
 
 
 def say(label: str, style: str, message: str) -> None:
-    """One line to stderr: a styled label, then the message as it is."""
-    console.print(Text.assemble((label, style), " ", message), highlight=False)
+    """One line to stderr: a styled label, then the message as it is (not wrapped: it may name a file)."""
+    console.print(Text.assemble((label, style), " ", message), highlight=False, soft_wrap=True)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

@@ -4,27 +4,20 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from service.cli.common import fail
 from service.metrics import TASKS, MetricsInputError, Report, get_task, run_task
 from service.metrics.parsing import InputFileError, read_records
 from service.metrics.report import Compat, with_compat
 
 app = typer.Typer(help="Metrics of neighbouring benchmarks (InnoEval, SIQA, ReviewMT, novelty audit).",
                   no_args_is_help=True, pretty_exceptions_enable=False)
-
-
-def _fail(message: str) -> NoReturn:
-    # The message quotes the user's data, which may look like console markup ("[/]").
-    Console(stderr=True, highlight=False).print(f"[bold red]error:[/] {escape(message)}", markup=True,
-                                                soft_wrap=True)
-    raise typer.Exit(2)
 
 
 def _where(error: MetricsInputError, places: dict[str, list[str]], files: dict[str, list[Path]]) -> str:
@@ -91,9 +84,9 @@ def run(benchmark: str, task: str, *, gold: list[Path], pred: Path, pred_after: 
     spec = get_task(benchmark, task)
     if spec is None:
         known = ", ".join(t for b, t in TASKS if b == benchmark)
-        _fail(f"unknown task {task!r} for {benchmark} (choose from: {known})")
+        fail(f"unknown task {task!r} for {benchmark} (choose from: {known})")
     if spec.two_runs and pred_after is None:
-        _fail(f"{benchmark} {task} compares two runs: give --pred-after FILE")
+        fail(f"{benchmark} {task} compares two runs: give --pred-after FILE")
     places: dict[str, list[str]] = {}
     try:
         gold_items: list[Any] = []
@@ -107,16 +100,16 @@ def run(benchmark: str, task: str, *, gold: list[Path], pred: Path, pred_after: 
         if spec.two_runs and pred_after is not None:
             after, places["predictions_after"] = read_records(pred_after)
     except InputFileError as error:
-        _fail(str(error))
+        fail(str(error))
     files = {"gold": gold, "predictions": [pred], "predictions_after": [pred_after] if pred_after else []}
     for name, paths in files.items():
         if name in places and not places[name]:
-            _fail(f"{', '.join(map(str, paths))}: no records (empty file)")
+            fail(f"{', '.join(map(str, paths))}: no records (empty file)")
     try:
         report = run_task(spec, gold=gold_items, predictions=predictions, predictions_after=after, seed=seed,
                           n_boot=n_boot)
     except MetricsInputError as error:
-        _fail(_where(error, places, files))
+        fail(_where(error, places, files))
     report = with_compat(report, compat)
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
