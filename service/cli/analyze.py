@@ -15,7 +15,7 @@ from service.analyses.quadrants import quadrant_counts
 from service.analyses.selection import load_ideas
 from indexing.windows import WindowError
 from service.analyses.cutoffs import cutoff_rows, cutoff_sensitivity
-from service.cli.common import JsonOpt, console, current_index, fail, print_json, ready_settings, say
+from service.cli.common import JsonOpt, console, current_index, fail, print_json, print_warnings, ready_settings
 
 app = typer.Typer(help="Analyses of stored scores against LLM-judge scores.", no_args_is_help=True)
 
@@ -53,11 +53,6 @@ def _selection(session, runs: list[str] | None, systems: list[str] | None, by: s
     ids = resolve_runs(session, runs or [], systems=systems or None)
     return Selection(runs=ids, systems=tuple(systems or ()), group_by=by, cutoff=cutoff, until=until,
                      pool_windows=pool, level=level)
-
-
-def _print_warnings(answer: dict) -> None:
-    for w in answer.get("warnings", []):
-        say(f"warning ({w['code']}):", "bold yellow", w["message"])
 
 
 def _plots():
@@ -113,7 +108,7 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
     if json_out:
         print_json(answer)
         return
-    _print_warnings(answer)
+    print_warnings(answer.get("warnings", []))
     t = Table("system", "ideas", "mean (95% CI)", "match rate",
               *(f"{j} overall" for j in answer["judges"]), title="HindSight per system")
     for g in answer["groups"]:
@@ -151,7 +146,7 @@ def _labelled(run, system, by, level, cutoff, until, pool, confidence, predictor
     if json_out:
         print_json(answer)
         return
-    _print_warnings(answer)
+    print_warnings(answer.get("warnings", []))
     pct = f"{100 * confidence:g}%"
     t = Table("group", "measure", "matcher", f"labels_only ({pct})", f"ppi ({pct})", "labelled", "unlabelled",
               "+labels to halve", title=f"estimates from {answer['annotator']}'s labels, predictor: "
@@ -202,7 +197,7 @@ def correlations_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: st
     if json_out:
         print_json(answer)
         return
-    _print_warnings(answer)
+    print_warnings(answer.get("warnings", []))
     t = Table("scope", "judge", "dimension", "n", "rho", "p", title="Spearman correlation with the HindSight score")
     for r in answer["rows"]:
         t.add_row(r["scope"], r["judge"], r["dimension"], str(r["n"]), _fmt(r["rho"], 2), _pval(r["p"]))
@@ -244,7 +239,7 @@ def quadrants_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str =
     if json_out:
         print_json(answer)
         return
-    _print_warnings(answer)
+    print_warnings(answer.get("warnings", []))
     console.print(f"{answer['judge']} · {answer['dimension']}: {answer['cuts']['hindsight']['rule']}; "
                   f"{answer['cuts']['judge']['rule']}", highlight=False)
     t = Table("system", "judged", *(label for label, _, _ in QUADRANTS.values()), title="quadrants")
@@ -319,8 +314,7 @@ def cutoffs_(run: list[str] = RunOpt, system: list[str] = SystemOpt,
         console.print(f"{pair['a']} vs {pair['b']}: the leader {verdict} "
                       f"({', '.join(str(x) for x in pair['leader_by_cutoff'])})", highlight=False)
     for e in answer["cutoffs"]:
-        for w in e["warnings"]:
-            say(f"warning ({w['code']}):", "bold yellow", w["message"])
+        print_warnings(e["warnings"])
 
 
 def _group_names(answer: dict) -> list[str]:

@@ -38,6 +38,12 @@ def say(label: str, style: str, message: str) -> None:
     console.print(Text.assemble((label, style), " ", message), highlight=False, soft_wrap=True)
 
 
+def print_warnings(warnings: list[dict]) -> None:
+    """Coded warnings ({"code", "message"}) as the answers carry them, a line each."""
+    for w in warnings:
+        say(f"warning ({w['code']}):", "bold yellow", w["message"])
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
     say("error:", "bold red", message)
     raise typer.Exit(code)

@@ -11,7 +11,7 @@ from indexing.matcher.corpus import matcher_version_of
 from indexing.matcher.verifier import NAMES, VerifierUnavailable, verifier_step
 from indexing.windows import WindowError
 from service.cli.common import (
-    JsonOpt, console, current_index, fail, print_json, progress_bars, ready_settings, say,
+    JsonOpt, console, current_index, fail, print_json, print_warnings, progress_bars, ready_settings,
 )
 from service.generator_runs import score_run
 from service.ideas import FORMATS, LayoutError, ReadResult, mapping_named, read_path
@@ -90,8 +90,7 @@ def score(ideas_path: Path = typer.Argument(..., exists=True, metavar="FILE|DIR"
         except (MatcherUnavailable, VerifierUnavailable) as exc:
             fail(str(exc), 1)
     context, results, run_id, ratings = done.context, done.results, done.run_id, done.ratings
-    for warning in context.warnings:
-        say(f"warning ({warning['code']}):", "bold yellow", warning["message"])
+    print_warnings(context.warnings)
     counts = {**read.counts(), "scored": len(results)}
     if out:
         out.write_text("".join(json.dumps(idea_line(r, context, system=system, run=run)) + "\n" for r in results))
