@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from indexing.matcher.verifier import prompts  # noqa: E402
 from indexing.matcher.verifier.base import Paper, Verdict  # noqa: E402
 from indexing.matcher.verifier.local import LocalVerifier  # noqa: E402
-from indexing.matcher.verifier.model_files import file_sha256, model_file  # noqa: E402
+from indexing.llm.model_files import file_sha256, model_file  # noqa: E402
 from indexing.settings import Settings  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -1,6 +1,6 @@
 """The retry pieces every HTTP client here shares: what counts as transient, Retry-After, jittered backoff, pacing.
 
-indexing.fetch.http (the scholarly APIs) and indexing.matcher.verifier.openai (chat endpoints) build their retry
+indexing.fetch.http (the scholarly APIs) and indexing.llm.endpoint (chat endpoints) build their retry
 loops from these, so both treat throttling, server errors and broken bodies the same way."""
 
 import threading

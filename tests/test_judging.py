@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import select
 
 from indexing.db import session_scope
-from indexing.matcher.verifier.local import CONTINUE_MIN
-from indexing.matcher.verifier.model_files import file_sha256
+from indexing.llm.runtime import CONTINUE_MIN
+from indexing.llm.model_files import file_sha256
 from indexing.models import Idea, JudgeRevision, JudgeScore, Run
 from indexing.settings import Settings
 from service.judging import pairwise, pointwise, prompts
@@ -174,7 +174,7 @@ def test_an_answer_does_not_depend_on_what_was_asked_before(local):  # type: ign
 def test_the_packaged_model_answers_the_same_whatever_was_asked_before(tmp_path: Path) -> None:
     """On the packaged model's quantised kernels, evaluating an idea in pieces that depend on the previous prompt
     moved its expected ratings by up to 0.07; the tiny model's kernels do not show it."""
-    from indexing.matcher.verifier import local_installed
+    from indexing.llm import local_installed
     from service.judging.backends import LocalJudge
 
     if not local_installed():

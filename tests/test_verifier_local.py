@@ -12,7 +12,7 @@ import pytest
 
 from indexing.matcher.verifier import prompts
 from indexing.matcher.verifier.base import Paper, Verdict, VerifierUnavailable
-from indexing.matcher.verifier.model_files import file_sha256, join_parts, model_file, packaged_model
+from indexing.llm.model_files import file_sha256, join_parts, model_file, packaged_model
 from indexing.settings import Settings
 from tests.factories import QWEN_LIKE_TEMPLATE, write_tiny_gguf
 
@@ -181,20 +181,20 @@ def test_each_prefix_is_evaluated_once(verifier) -> None:  # type: ignore[no-unt
 
 @needs_llama
 def test_the_template_frame(tiny_model: Path) -> None:
-    from indexing.matcher.verifier.local import chat_frame
+    from indexing.llm.runtime import chat_frame
 
     chatml = ("<|im_start|>system\n" + prompts.SYSTEM + "<|im_end|>\n<|im_start|>user\n",
               "<|im_end|>\n<|im_start|>assistant\n")
-    assert chat_frame(None) == chatml == chat_frame(QWEN_LIKE_TEMPLATE)
+    assert chat_frame(None, prompts.SYSTEM) == chatml == chat_frame(QWEN_LIKE_TEMPLATE, prompts.SYSTEM)
     llama3 = ("{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>\n\n{{ m.content }}<|eot_id|>"
               "{% endfor %}{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}")
-    before, after = chat_frame(llama3)
+    before, after = chat_frame(llama3, prompts.SYSTEM)
     assert before.endswith("<|start_header_id|>user<|end_header_id|>\n\n") and prompts.SYSTEM in before
     assert after == "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
     with pytest.raises(VerifierUnavailable, match="verbatim"):
-        chat_frame("{% for m in messages %}{{ m.role }}{% endfor %}")
+        chat_frame("{% for m in messages %}{{ m.role }}{% endfor %}", prompts.SYSTEM)
     with pytest.raises(VerifierUnavailable, match="does not render"):
-        chat_frame("{{ raise_exception('no system turns') }}")
+        chat_frame("{{ raise_exception('no system turns') }}", prompts.SYSTEM)
 
 
 @needs_llama
@@ -235,7 +235,7 @@ def test_a_file_that_is_no_gguf_is_refused(tmp_path: Path) -> None:
 @pytest.mark.skipif(os.environ.get("HINDSIGHT_SLOW") != "1", reason="opt-in: HINDSIGHT_SLOW=1")
 @needs_llama
 def test_the_packaged_model_prefers_a_paraphrase_source_over_an_unrelated_paper(tmp_path: Path) -> None:
-    from indexing.matcher.verifier import local_installed
+    from indexing.llm import local_installed
     from indexing.matcher.verifier.local import LocalVerifier
 
     shared = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -3,6 +3,7 @@ opening; each cut at a sentence end, so a long proposal costs a pair little more
 
 import json
 
+from indexing.llm.text import clip
 from indexing.matcher.verifier import prompts
 from tests.helpers import ROOT
 
@@ -10,11 +11,11 @@ PLAN = ROOT.parent / "shared" / "data" / "generators" / "ai-researcher" / "exper
 
 
 def test_clip_cuts_at_a_sentence_end_inside_the_limit():
-    assert prompts.clip("  Short   text.\n", 100) == "Short text."
+    assert clip("  Short   text.\n", 100) == "Short text."
     text = "First sentence here. Second one is longer than the first. Third never fits in the limit at all."
-    assert prompts.clip(text, 60) == "First sentence here. Second one is longer than the first."
+    assert clip(text, 60) == "First sentence here. Second one is longer than the first."
     words = "word " * 50  # no sentence end: cut at a word, marked
-    cut = prompts.clip(words, 42)
+    cut = clip(words, 42)
     assert cut.endswith(" …") and len(cut) <= 44 and "wor …" not in cut
 
 

@@ -7,7 +7,7 @@ import typer
 from rich.table import Table
 
 from indexing.db import session_scope
-from indexing.matcher.verifier.base import VerifierUnavailable
+from indexing.llm import ModelUnavailable
 from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings, say
 from service.judges import import_judge_scores
 from service.rejections import ImportRejected
@@ -69,7 +69,7 @@ def _judge(backend: str, prompt: str) -> tuple[Judge, prompts.PromptVersion]:
         fail(f"--prompt: {exc.args[0]}")
     try:
         return make_judge(backend, ready_settings()), version
-    except VerifierUnavailable as exc:
+    except ModelUnavailable as exc:
         fail(str(exc))
 
 

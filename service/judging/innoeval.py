@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from indexing.matcher.verifier.base import VerifierUnavailable
+from indexing.llm import ModelUnavailable
 from service.judging import prompts
 from service.judging.backends import Judge
 from service.judging.cache import AnswerCache, register, text_hash
@@ -60,7 +60,7 @@ def judge_points(db_path: Path, gold: Sequence[Mapping[str, Any]], *, judge: Jud
         try:
             label, stored = _answer(cache, judge, revision, "points", prompts.paper_prefix(text), "decision",
                                     prompt.points, prompt, text_hash(text), counts)
-        except VerifierUnavailable as exc:
+        except ModelUnavailable as exc:
             stopped = str(exc)
             break
         rows.append({"id": paper_id, "prediction": DECISIONS.get(label or ""), "probs": stored.probs,
@@ -91,7 +91,7 @@ def judge_pairs(db_path: Path, gold: Sequence[Mapping[str, Any]], *, judge: Judg
                 label, _ = _answer(cache, judge, revision, "pairs", prompts.papers_prefix(t1, t2), "preferred",
                                    prompt.pairs, prompt, text_hash(t1, t2), counts)
                 chosen[order] = {"A": first, "B": second}.get(label or "")
-        except VerifierUnavailable as exc:
+        except ModelUnavailable as exc:
             stopped = str(exc)
             break
         both = chosen["ab"] if chosen["ab"] is not None and chosen["ab"] == chosen["ba"] else (

@@ -12,7 +12,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from indexing.db import session_scope
-from indexing.matcher.verifier.base import VerifierUnavailable
+from indexing.llm import ModelUnavailable
 from indexing.models import Idea, Run
 from service.judging import prompts
 from service.judging.backends import Judge
@@ -117,7 +117,7 @@ def judge_pairs(db_path: Path, run_id: int, *, judge: Judge, prompt: PromptVersi
                 try:
                     [reading] = judge.ask(task, prompts.pair_prefix(ideas[first][0], ideas[second][0]),
                                           [prompt.pair])
-                except VerifierUnavailable as exc:
+                except ModelUnavailable as exc:
                     report.stopped = str(exc)
                     break
                 report.new_calls += judge.calls - before

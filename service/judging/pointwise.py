@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from indexing.db import session_scope, write_transaction
-from indexing.matcher.verifier.base import VerifierUnavailable
+from indexing.llm import ModelUnavailable
 from indexing.models import Idea, JudgeAnswer, JudgeScore, Run
 from service.judging import prompts
 from service.judging.backends import Judge
@@ -95,7 +95,7 @@ def judge_runs(db_path: Path, run_id: int, *, judge: Judge, versions: Sequence[P
                 try:
                     readings = judge.ask(version.tasks["rate"], prompts.rate_prefix(text),
                                          [version.rate[d] for d in missing], samples=samples, seed=key)
-                except VerifierUnavailable as exc:
+                except ModelUnavailable as exc:
                     stopped = str(exc)
                     break
                 report.new_calls += judge.calls - before

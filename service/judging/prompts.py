@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from indexing.matcher.verifier.prompts import clip, idea_text
+from indexing.llm.text import clip, text_of_idea
 
 DIMENSIONS = ("novelty", "feasibility", "impact", "overall")
 RATINGS = tuple(str(r) for r in range(1, 11))
@@ -121,7 +121,7 @@ def get(name: str | None) -> PromptVersion:
 
 def idea_block(problem: str | None, method: str | None, text: str | None) -> str:
     """The idea as the judge reads it (and as its cache hashes it)."""
-    return idea_text(problem, method, text, limits=IDEA_LIMITS)
+    return text_of_idea(problem, method, text, limits=IDEA_LIMITS)
 
 
 def rate_prefix(idea: str) -> str:

