@@ -106,3 +106,22 @@ def test_difference_of_independent_estimates():
 def test_clipped_keeps_the_estimate_and_cuts_the_interval():
     e = ppi.clipped(ppi.Estimate(0.02, [-0.03, 0.07], 0.025, 0.0, "normal"), 0.0, 1.0)
     assert e.value == 0.02 and e.ci == [0.0, 0.07] and e.se == 0.025
+
+
+def test_the_value_is_the_plain_estimate_and_the_pseudo_counts_move_only_the_interval():
+    # issue 42: 0 positives of 3 showed 0.200, 16 of 25 showed 0.630
+    none = ppi.clipped(ppi.ppi_mean(np.zeros(3), np.zeros(3), np.zeros(40), lam=0.0, pseudo=ppi.PSEUDO_WEIGHT),
+                       0.0, 1.0)
+    assert none.value == 0.0 and none.method == "pseudo_counts"
+    assert none.ci[0] == 0.0 and none.ci[1] > 0.3  # not degenerate
+    assert none.as_dict()["ci_center"] == pytest.approx(0.2) and "Agresti-Min" in none.as_dict()["interval"]
+    y = np.array([1.0] * 16 + [0.0] * 9)
+    some = ppi.ppi_mean(y, y, np.zeros(100), lam=0.0, pseudo=ppi.PSEUDO_WEIGHT)
+    assert some.value == pytest.approx(0.64) and some.ci[0] < 0.64 < some.ci[1]
+    assert some.center == pytest.approx(17 / 27)
+    # one label: the adjusted centre must not put the interval beside the value it belongs to
+    one = ppi.ppi_mean([1.0], [1.0], np.zeros(10), lam=0.0, pseudo=ppi.PSEUDO_WEIGHT)
+    assert one.value == 1.0 and one.ci[0] <= 1.0 <= one.ci[1]
+    # differences keep both: the plain difference, the interval around the adjusted one
+    d = ppi.difference(some, none)
+    assert d.value == pytest.approx(0.64) and d.center == pytest.approx(17 / 27 - 0.2)

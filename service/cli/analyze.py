@@ -127,7 +127,22 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
 
 
 def _ci(e: dict) -> str:
-    return "–" if e["value"] is None else f"{e['value']:.3f} [{e['ci'][0]:.3f}, {e['ci'][1]:.3f}]"
+    """The value, and under it the interval (marked * when pseudo-observations made it)."""
+    if e["value"] is None:
+        return "–"
+    mark = "*" if e["method"] == "pseudo_counts" else ""
+    return f"{e['value']:.3f}{mark}\n[{e['ci'][0]:.3f}, {e['ci'][1]:.3f}]"
+
+
+def _ci_line(e: dict) -> str:
+    return _ci(e).replace("\n", " ")
+
+
+MEASURES = {"realised_rate": "realised", "direction_rate": "direction", "mean_score": "score"}
+LEGEND = ("realised, direction: the rates of ideas with such a match; score: the mean HindSight score. labels: the "
+          "labelled sample alone (labels_only); ppi: prediction-powered (PPI++). n labelled, N unlabelled; +n: more "
+          "labels that would halve the ppi interval. *: few labels, so the value is the plain estimate and its "
+          "interval adds pseudo-observations (Agresti-Min).")
 
 
 def _labelled(run, system, by, level, cutoff, until, pool, confidence, predictor, annotator, json_out) -> None:
@@ -148,30 +163,31 @@ def _labelled(run, system, by, level, cutoff, until, pool, confidence, predictor
         return
     print_warnings(answer.get("warnings", []))
     pct = f"{100 * confidence:g}%"
-    t = Table("group", "measure", "matcher", f"labels_only ({pct})", f"ppi ({pct})", "labelled", "unlabelled",
-              "+labels to halve", title=f"estimates from {answer['annotator']}'s labels, predictor: "
-                                        f"{answer['predictor']['name']}")
+    console.print(f"estimates from {answer['annotator']}'s labels with {pct} intervals, predictor: "
+                  f"{answer['predictor']['name']}", highlight=False)
     for g in answer["groups"]:
-        for m in ("realised_rate", "direction_rate", "mean_score"):
+        t = Table("measure", "matcher", "labels", "ppi", "n", "N", "+n", title=g["group"], show_edge=False)
+        for m, short in MEASURES.items():
             e = g[m]
-            t.add_row(g["group"], m, _fmt(e["matcher"]), _ci(e["labels_only"]), _ci(e["ppi"]), str(e["n_labelled"]),
+            t.add_row(short, _fmt(e["matcher"]), _ci(e["labels_only"]), _ci(e["ppi"]), str(e["n_labelled"]),
                       str(e["n_unlabelled"]), str(e["labels_to_halve"] if e["labels_to_halve"] is not None else "–"))
-    console.print(t)
+        console.print(t)
+    console.print(LEGEND, highlight=False)
     for d in answer["differences"]:
-        for m in ("realised_rate", "direction_rate", "mean_score"):
-            console.print(f"{d['a']} - {d['b']} {m}: matcher {_fmt(d[m]['matcher'])}, labels_only "
-                          f"{_ci(d[m]['labels_only'])}, ppi {_ci(d[m]['ppi'])}", highlight=False)
-    c = Table("group", "who", "level", "decision", "tp", "fp", "fn", "tn", "precision", "recall",
-              title="the matcher on the labels")
+        for m, short in MEASURES.items():
+            console.print(f"{d['a']} - {d['b']} {short}: matcher {_fmt(d[m]['matcher'])}, labels "
+                          f"{_ci_line(d[m]['labels_only'])}, ppi {_ci_line(d[m]['ppi'])}", highlight=False)
     for name, a in [("all", answer["agreement"]["overall"]), *answer["agreement"]["groups"].items()]:
+        c = Table("who", "level", "decision", "tp", "fp", "fn", "tn", "precision", "recall", show_edge=False,
+                  title=f"the matcher on the labels: {name}")
         for who in ("matcher", "verifier"):
             if not a.get(who):
                 continue
             for level_ in ("pair", "idea"):
                 for dec, k in a[who][level_].items():
-                    c.add_row(name, who, level_, dec, *(str(k[x]) for x in ("tp", "fp", "fn", "tn")),
+                    c.add_row(who, level_, dec, *(str(k[x]) for x in ("tp", "fp", "fn", "tn")),
                               _fmt(k["precision"], 2), _fmt(k["recall"], 2))
-    console.print(c)
+        console.print(c)
     for k in answer["agreement"]["annotators"]:
         console.print(f"{k['a']} vs {k['b']} on {k['ideas']} ideas: pair kappa {_fmt(k['pair']['kappa'], 2)} "
                       f"({k['pair']['agree']} of {k['pair']['n']} agree); idea kappa realised "

@@ -7,7 +7,6 @@ from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
@@ -16,9 +15,11 @@ from indexing.embedders import Embedder, load_embedder
 from indexing.embedders.runtime import manifest_backend
 from indexing.settings import Settings, get_settings
 from indexing.versions import IndexDamaged, LoadedIndex, load_current
+from service.cli.tables import FittingConsole
 
-# no markup: what is printed quotes paths, ids, titles and input, which may hold "[/b]" or "[verifier]"
-console = Console(stderr=True, markup=False)
+# no markup: what is printed quotes paths, ids, titles and input, which may hold "[/b]" or "[verifier]"; a table too
+# wide for the terminal prints as records rather than with its headers cut
+console = FittingConsole(stderr=True, markup=False)
 JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON on stdout.")
 
 

@@ -1,6 +1,5 @@
 """`hindsight label draw|import|export|status`."""
 
-import json
 from pathlib import Path
 
 import typer
@@ -9,6 +8,7 @@ from rich.table import Table
 from indexing.db import session_scope
 from service.cli.common import JsonOpt, console, fail, print_json, ready_settings
 from service.labels.draws import LabelError, draw as draw_ideas, status as draw_status
+from service.labels import sheets
 from service.labels.store import FORMATS, ImportRejected, export_labels, import_labels
 
 app = typer.Typer(help="Label a random draw of a run's ideas; import and export labels.", no_args_is_help=True)
@@ -43,9 +43,10 @@ def import_(file: Path = typer.Argument(..., exists=True, dir_okay=False, readab
             system: str | None = SystemOpt,
             annotator: str | None = typer.Option(None, "--annotator", help="Annotator for rows that name none."),
             fmt: str = typer.Option("auto", "--format", help=f"{' | '.join(FORMATS)}: labels rows "
-                                                            "{run, idea_id, paper_id, label, annotator} or the "
+                                                            "{run, idea_id, paper_id, label, annotator}, the "
                                                             "judged format (idea, reviewed, same_problem, "
-                                                            "same_problem_and_approach)."),
+                                                            "same_problem_and_approach) or a draw's sheet "
+                                                            "(label export --draw; JSONL or CSV)."),
             json_out: bool = JsonOpt) -> None:
     """Import labels: the whole file is checked first; any bad row rejects it and nothing is written."""
     settings = ready_settings()
@@ -60,27 +61,50 @@ def import_(file: Path = typer.Argument(..., exists=True, dir_okay=False, readab
     if json_out:
         print_json(report.as_dict())
         return
-    console.print(f"{file}: {report.labels} labels of {report.ideas} ideas by {', '.join(report.annotators)} "
-                  f"({report.inserted} new, {report.updated} changed, {report.unchanged} unchanged); "
-                  f"{report.ideas_outside_draws} of the ideas are in no draw (kept, not in estimates)",
+    console.print(f"{file}: {report.labels} labels of {report.ideas} ideas by "
+                  f"{', '.join(report.annotators) or 'nobody'} ({report.inserted} new, {report.updated} changed, "
+                  f"{report.unchanged} unchanged); {report.ideas_outside_draws} of the ideas are in no draw (kept, "
+                  "not in estimates)" + (f"; {report.blank} rows left blank (skipped)" if report.blank else ""),
                   highlight=False)
 
 
 @app.command()
-def export(run: str = RunOpt, system: str | None = SystemOpt,
+def export(run: str | None = typer.Option(None, "--run", help="The run's labels (id or label: every system's run "
+                                                                "with it)."),
+           system: str | None = SystemOpt,
+           draws: list[int] = typer.Option(None, "--draw", min=1, help="Instead of --run: a sheet of this draw "
+                                                                       "(repeatable) to label elsewhere."),
+           candidates: int | None = typer.Option(None, "--candidates", min=1, max=50,
+                                                 help="With --draw: candidates per idea (default: the labelling "
+                                                      "view's, HINDSIGHT_LABELS_TOP_K)."),
+           fmt: str = typer.Option("jsonl", "--format", help="With --draw: jsonl or csv (for a spreadsheet)."),
            out: Path | None = typer.Option(None, "--out", dir_okay=False,
                                            help="Write here instead of stdout.")) -> None:
-    """Write the run's labels as the JSONL that `hindsight label import` reads."""
+    """Write the run's labels as the JSONL that `hindsight label import` reads, or (--draw) a draw's sheet: one
+    row per drawn idea and candidate with their texts and a blank label to fill, that import reads back."""
+    if (run is None) == (not draws):
+        fail("give --run (its labels) or --draw (a sheet to label)")
+    if not draws and (candidates is not None or fmt != "jsonl"):
+        fail("--candidates and --format are for a sheet: give --draw")
+    if fmt not in sheets.FORMATS:
+        fail(f"--format: expected {' or '.join(sheets.FORMATS)}, got {fmt!r}")
     settings = ready_settings()
     try:
         with session_scope(settings.db_path) as session:
-            rows = export_labels(session, run=run, system=system)
+            if draws:
+                rows = sheets.sheet_rows(session, draws=draws, candidates=candidates or settings.labels_top_k)
+            else:
+                assert run is not None
+                rows = export_labels(session, run=run, system=system)
     except LabelError as exc:
-        fail(str(exc))
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        fail(f"--{exc.field}: {exc.message}" if exc.field in ("draw", "candidates") else str(exc))
+    text = sheets.to_csv(rows) if fmt == "csv" else sheets.to_jsonl(rows)
+    what = f"{len(rows)} rows ({len({(r['draw'], r['idea_id']) for r in rows})} ideas) to label" if draws \
+        else f"{len(rows)} labels"
     if out:
-        out.write_text(text, encoding="utf-8")
-        console.print(f"wrote {len(rows)} labels to {out}", highlight=False)
+        # a BOM, so that a spreadsheet opening the file reads it as UTF-8
+        out.write_text(text, encoding="utf-8-sig" if fmt == "csv" else "utf-8", newline="")
+        console.print(f"wrote {what} to {out}", highlight=False)
     else:
         typer.echo(text, nl=False)
 

@@ -41,7 +41,8 @@ def runs_of(session: Session, ref: str, system: str | None = None) -> list[Run]:
 
 
 def draw(session: Session, *, run: str, n: int, seed: int | None = None, system: str | None = None) -> dict:
-    """Draw n ideas (fewer when fewer are left) from each stratum's scored ideas not drawn yet, in a random order."""
+    """Draw n ideas (fewer when fewer are left) from each stratum's scored ideas not drawn yet, in a random order;
+    each draw lists its ideas' ids in that order."""
     if n < 1:
         raise LabelError("n", f"must be at least 1, got {n}")
     seed = secrets.randbelow(2**32) if seed is None else int(seed)
@@ -65,7 +66,8 @@ def draw(session: Session, *, run: str, n: int, seed: int | None = None, system:
         session.add(row)
         session.flush()
         session.add_all(DrawIdea(draw_id=row.id, idea_pk=pk, position=i) for i, pk in enumerate(chosen, 1))
-        made.append(describe(session, row))
+        ids = dict(session.execute(select(Idea.pk, Idea.idea_id).where(Idea.pk.in_(chosen))).all())
+        made.append({**describe(session, row), "ideas": [ids[pk] for pk in chosen]})
     session.commit()
     return {"run": run, "seed": seed, "draws": made}
 

@@ -80,10 +80,12 @@ def _combine(parts: list[tuple[int, ppi.Estimate]], confidence: float) -> ppi.Es
         return parts[0][1]
     total = sum(n for n, _ in parts)
     value = sum(n / total * float(e.value) for n, e in parts if e.value is not None)
+    center = sum(n / total * float(e.middle) for n, e in parts if e.middle is not None)
     se = float(np.sqrt(sum((n / total * float(e.se)) ** 2 for n, e in parts if e.se is not None)))
     half = ppi._z(confidence) * se
-    method = "pseudo_counts" if any(e.method == "pseudo_counts" for _, e in parts) else "normal"
-    return ppi.Estimate(value, [value - half, value + half], se, None, method)
+    if any(e.method == "pseudo_counts" for _, e in parts):
+        return ppi.Estimate(value, [center - half, center + half], se, None, "pseudo_counts", center)
+    return ppi.Estimate(value, [value - half, value + half], se, None, "normal")
 
 
 def _estimate(strata: list[dict], metric: str, confidence: float) -> dict:
@@ -128,7 +130,7 @@ def _difference(a: dict, b: dict, metric: str, confidence: float) -> dict:
                            if a[metric]["matcher"] is not None and b[metric]["matcher"] is not None else None}
     for kind in ("labels_only", "ppi"):
         ea, eb = (ppi.Estimate(g[metric][kind]["value"], g[metric][kind]["ci"], g[metric][kind]["se"], None,
-                               g[metric][kind]["method"]) for g in (a, b))
+                               g[metric][kind]["method"], g[metric][kind]["ci_center"]) for g in (a, b))
         out[kind] = ppi.clipped(ppi.difference(ea, eb, confidence=confidence), -1.0, 1.0).as_dict()
     return out
 

@@ -11,20 +11,31 @@ SMALL_COUNT = 10
 # the fallback's weight per pseudo-cell (y, f) in {0, 1}^2: Agresti and Min's 0.5, one pseudo-success and one
 # pseudo-failure in all; at lambda = 0 it is the add-one-each interval of a proportion (Agresti-Caffo per group)
 PSEUDO_WEIGHT = 0.5
+METHODS = {
+    "normal": "normal interval around the estimate",
+    "pseudo_counts": "few labels: the value is the plain estimate; the interval adds one pseudo-success and one "
+                     "pseudo-failure (Agresti-Min) and is centred on the adjusted estimate",
+}
 
 
 @dataclass(frozen=True)
 class Estimate:
     """A point estimate, its interval and standard error, the power-tuning weight and how the interval was made."""
 
-    value: float | None
+    value: float | None  # the plain estimate, never moved by pseudo-observations
     ci: list[float] | None
     se: float | None
     lam: float | None
-    method: str  # "normal", or "pseudo_counts" (the small-sample fallback)
+    method: str  # "normal", or "pseudo_counts" (the small-sample fallback: the interval only)
+    center: float | None = None  # where the interval is centred when it is not the value (pseudo_counts)
 
     def as_dict(self) -> dict:
-        return {"value": self.value, "ci": self.ci, "se": self.se, "lambda": self.lam, "method": self.method}
+        return {"value": self.value, "ci": self.ci, "se": self.se, "lambda": self.lam, "method": self.method,
+                "interval": METHODS[self.method], "ci_center": self.middle}
+
+    @property
+    def middle(self) -> float | None:
+        return self.value if self.center is None else self.center
 
 
 def _z(confidence: float) -> float:
@@ -76,21 +87,26 @@ def ppi_mean(y, f_labelled, f_unlabelled, *, confidence: float = 0.95, lam: floa
     lam = tuned_lambda(y0, f0, np.ones(y0.size), fu) if lam is None else float(lam)
     if fu.size == 0:
         lam = 0.0
+    shift = lam * float(fu.mean()) if lam else 0.0
+    value = float((y0 - lam * f0).mean()) + shift  # the plain estimate: the pseudo-cells only move the interval
     residual_mean, residual_var = _mean_var(y1 - lam * f1, w)
-    value = residual_mean + (lam * float(fu.mean()) if lam else 0.0)
+    center = residual_mean + shift
     var = residual_var / w.sum()
     if lam and fu.size > 1:
         var += lam ** 2 * float(fu.var(ddof=1)) / fu.size
     se = float(np.sqrt(var))
     half = _z(confidence) * se
-    return Estimate(value, [value - half, value + half], se, lam, "pseudo_counts" if pseudo > 0 else "normal")
+    if pseudo > 0:  # widened to hold the value where the adjusted centre moved it out (one or two labels)
+        return Estimate(value, [min(center - half, value), max(center + half, value)], se, lam, "pseudo_counts",
+                        center)
+    return Estimate(value, [value - half, value + half], se, lam, "normal")
 
 
 def clipped(e: Estimate, low: float, high: float) -> Estimate:
     """The interval cut to the values the quantity can take (a rate in [0, 1]); coverage is unchanged."""
     if e.ci is None:
         return e
-    return Estimate(e.value, [max(e.ci[0], low), min(e.ci[1], high)], e.se, e.lam, e.method)
+    return Estimate(e.value, [max(e.ci[0], low), min(e.ci[1], high)], e.se, e.lam, e.method, e.center)
 
 
 def small_sample(y, f_labelled=None, *, at: int = SMALL_COUNT) -> dict:
@@ -110,10 +126,12 @@ def difference(a: Estimate, b: Estimate, *, confidence: float = 0.95) -> Estimat
     if a.value is None or b.value is None or a.se is None or b.se is None:
         return Estimate(None, None, None, None, "normal")
     value = a.value - b.value
+    center = float(a.middle) - float(b.middle)  # type: ignore[arg-type]
     se = float(np.hypot(a.se, b.se))
     half = _z(confidence) * se
-    method = "pseudo_counts" if "pseudo_counts" in (a.method, b.method) else "normal"
-    return Estimate(value, [value - half, value + half], se, None, method)
+    if "pseudo_counts" in (a.method, b.method):
+        return Estimate(value, [center - half, center + half], se, None, "pseudo_counts", center)
+    return Estimate(value, [value - half, value + half], se, None, "normal")
 
 
 def labels_to_halve(n_labelled: int, n_unlabelled: int, rho2: float) -> int | None:

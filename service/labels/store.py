@@ -12,10 +12,11 @@ from sqlalchemy.orm import Session
 
 from indexing.models import Idea, Match, Paper, Run, Score, utcnow
 from service.labels.draws import LabelError, runs_of
-from service.labels.models import LABELS, DrawIdea, Label
+from service.labels import sheets
+from service.labels.models import LABELS, Draw, DrawIdea, Label
 from service.rejections import ImportRejected, ImportReportBase, RowError
 
-FORMATS = ("auto", "labels", "judged")
+FORMATS = ("auto", "labels", "judged", "sheet")
 LABEL_FIELDS = {"run", "system", "idea_id", "paper_id", "label", "annotator", "time"}
 JUDGED_LISTS = ("reviewed", "same_problem", "same_problem_and_approach")
 # the project's judged files carry topic, title and notes; run, system and annotator may name what the command line
@@ -29,6 +30,7 @@ class ImportReport(ImportReportBase):
     file: str
     format: str = ""
     rows: int = 0
+    blank: int = 0  # a sheet's rows left without a label: skipped, not read as `none`
     labels: int = 0
     inserted: int = 0
     updated: int = 0
@@ -81,6 +83,22 @@ class _Ideas:
             return f"idea {idea_id!r} is in several systems' runs labelled {run!r}: add \"system\""
         return pks[0]
 
+    def in_draw(self, draw_id: int, idea_id: str) -> int | str:
+        """The pk of the draw's idea with this id, or what is wrong as a message."""
+        key = (f"draw {draw_id}", None)
+        if key not in self.cache:
+            if self.session.get(Draw, draw_id) is None:
+                self.cache[key] = f"no draw {draw_id}"
+            else:
+                self.cache[key] = {iid: [pk] for pk, iid in self.session.execute(
+                    select(Idea.pk, Idea.idea_id).join(DrawIdea, DrawIdea.idea_pk == Idea.pk)
+                    .where(DrawIdea.draw_id == draw_id))}
+        found = self.cache[key]
+        if isinstance(found, str):
+            return found
+        pks = found.get(idea_id)
+        return pks[0] if pks else f"draw {draw_id} has no idea {idea_id!r}"
+
 
 def _text(value: object, limit: int = 255) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() and len(value) <= limit else None
@@ -113,25 +131,23 @@ def _parse(session: Session, data: bytes, *, fmt: str, run: str | None, system: 
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        bad(1, "<file>", f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+        bad(1, "<file>", f"not UTF-8 text ({exc.reason} at byte {exc.start}); a spreadsheet saves it as "
+                         "'CSV UTF-8'")
         return []
     ideas = _Ideas(session)
     pairs: list[_Pair] = []
     formats: set[str] = set()
-    for line, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
-            continue
+    for line, row in _rows(text, fmt, bad):
         report.rows += 1
-        try:
-            row = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            bad(line, "<json>", f"not a JSON object ({exc.msg} at column {exc.colno})")
+        if row is None:
             continue
-        if not isinstance(row, dict):
-            bad(line, "<json>", "not a JSON object")
-            continue
-        kind = fmt if fmt != "auto" else ("judged" if "idea" in row or "reviewed" in row else "labels")
+        kind = fmt if fmt != "auto" else ("sheet" if "draw" in row else
+                                          "judged" if "idea" in row or "reviewed" in row else "labels")
         formats.add(kind)
+        if kind == "sheet":
+            pair = _sheet_row(line, row, annotator, ideas, bad, report)
+            pairs += [pair] if pair else []
+            continue
         who = row.get("annotator", annotator)
         who_ok = _text(who, 128)
         if who_ok is None:
@@ -192,6 +208,76 @@ def _parse(session: Session, data: bytes, *, fmt: str, run: str | None, system: 
     _check_papers(session, pairs, bad)
     _check_repeats(pairs, bad)
     return pairs
+
+
+def _rows(text: str, fmt: str, bad):
+    """(line, row) per record: a JSON object per line, or a CSV sheet's rows; None for a line that is no object."""
+    if fmt in ("auto", "sheet") and sheets.is_csv(text):
+        yield from sheets.read_csv(text)[0]
+        return
+    for line, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            bad(line, "<json>", f"not a JSON object ({exc.msg} at column {exc.colno})")
+            yield line, None
+            continue
+        if not isinstance(row, dict):
+            bad(line, "<json>", "not a JSON object")
+            yield line, None
+            continue
+        yield line, row
+
+
+def _sheet_row(line: int, row: dict, annotator: str | None, ideas: _Ideas, bad,
+               report: ImportReport) -> _Pair | None:
+    """A sheet's row as a pair, or None: a row left without a label is skipped (counted), not read as `none`;
+    the columns other than the keys are there to be read and are not checked."""
+    raw = row.get("label")
+    label = raw.strip().lower() if isinstance(raw, str) else raw
+    if label is None or label == "":
+        report.blank += 1
+        return None
+    ok = True
+    if label not in LABELS:
+        bad(line, "label", f"expected one of {', '.join(LABELS)} or blank, got {str(raw)[:40]!r}")
+        ok = False
+    side = row.get("side")
+    side = (side.strip().lower() if isinstance(side, str) else side) or "after"
+    if side not in sheets.SIDES:
+        bad(line, "side", f"expected {' or '.join(sheets.SIDES)}, got {str(row.get('side'))[:40]!r}")
+        ok = False
+    who = row.get("annotator") or annotator
+    who_ok = _text(who, 128)
+    if who_ok is None:
+        bad(line, "annotator", "missing: fill it in the row or give --annotator" if not who
+            else f"expected a non-empty string of at most 128 characters, got {str(who)[:40]!r}")
+        ok = False
+    paper_id = _text(row.get("paper_id"))
+    if paper_id is None:
+        bad(line, "paper_id", "missing or not a non-empty string")
+        ok = False
+    number = row.get("draw")
+    draw_id = number if isinstance(number, int) and not isinstance(number, bool) else \
+        int(number.strip()) if isinstance(number, str) and number.strip().isascii() and number.strip().isdigit() \
+        else None
+    idea_id = _text(row.get("idea_id"))
+    if draw_id is None:
+        bad(line, "draw", f"expected a draw id, got {str(number)[:40]!r}")
+        return None
+    if idea_id is None:
+        bad(line, "idea_id", "missing or not a non-empty string")
+        return None
+    found = ideas.in_draw(draw_id, idea_id)
+    if isinstance(found, str):
+        bad(line, "draw" if found.startswith("no draw") else "idea_id", found)
+        return None
+    if not ok:
+        return None
+    assert who_ok is not None and paper_id is not None
+    return _Pair(line, found, paper_id, who_ok, str(label), None)
 
 
 def _check_papers(session: Session, pairs: list[_Pair], bad) -> None:

@@ -14,6 +14,7 @@ from indexing.settings import Settings
 from service.analyses.selection import AnalysisError, Selection
 from service.deps import AdminDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
+from service.labels import sheets
 from service.labels.draws import LabelError, draw, item, status
 from service.labels.estimates import labelled_summary
 from service.labels.models import LABELS
@@ -82,6 +83,25 @@ def draw_item(draw_id: Annotated[int, Field(ge=1, le=2**63 - 1)], session: Sessi
         raise _fail(exc) from None
 
 
+@router.get("/draws/{draw_id}/sheet", responses={**errors(404, 422, 503), 200: {
+    "description": "One row per drawn idea and candidate, the label blank to fill: JSONL or CSV.",
+    "content": {"application/x-ndjson": {"schema": {"type": "string"}}, "text/csv": {"schema": {"type": "string"}}}}})
+def draw_sheet(draw_id: Annotated[int, Field(ge=1, le=2**63 - 1)], session: SessionDep, settings: SettingsDep,
+               candidates: Annotated[int | None, Query(ge=1, le=50, description="Candidates per idea "
+                                                                               "(HINDSIGHT_LABELS_TOP_K when "
+                                                                               "absent).")] = None,
+               format: Annotated[Literal["jsonl", "csv"], Query()] = "jsonl") -> Response:
+    """The draw as a sheet to label elsewhere (`hindsight label export --draw`); POST /v1/labels/import reads it."""
+    try:
+        rows = sheets.sheet_rows(session, draws=[draw_id], candidates=candidates or settings.labels_top_k)
+    except LabelError as exc:
+        raise _fail(exc) from None
+    if format == "csv":
+        return Response(sheets.to_csv(rows), media_type="text/csv", headers={
+            "Content-Disposition": f'attachment; filename="draw-{draw_id}.csv"'})
+    return Response(sheets.to_jsonl(rows), media_type="application/x-ndjson")
+
+
 @router.post("", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 404, 422, 503))
 def label_one(req: LabelRequest, session: SessionDep) -> dict:
     """Write one label now (insert or replace): a closed tab loses nothing written before it."""
@@ -98,10 +118,11 @@ def _import(data: bytes, *, settings: Settings, **options) -> ImportReport:
 
 
 @router.post("/import", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 422, 503))
-async def import_file(file: Annotated[UploadFile, File(description="JSONL labels rows or the judged format.",
+async def import_file(file: Annotated[UploadFile, File(description="JSONL labels rows, the judged format, or a "
+                                                                   "draw's sheet (JSONL or CSV).",
                                                       json_schema_extra={"minLength": 1})],
                       settings: SettingsDep,
-                      format: Annotated[Literal["auto", "labels", "judged"], Query()] = "auto",
+                      format: Annotated[Literal["auto", "labels", "judged", "sheet"], Query()] = "auto",
                       run: Annotated[str | None, Query(min_length=1, max_length=255)] = None,
                       system: SystemRef = None,
                       annotator: Annotated[str | None, Query(min_length=1, max_length=128, pattern=r"\S")] = None,

@@ -1,0 +1,80 @@
+"""A draw as a sheet: one row per drawn idea and candidate, with the texts a reader needs and a blank label to fill
+(in a spreadsheet, on another machine, or by a model); `label import` reads a filled sheet back."""
+
+import csv
+import io
+import json
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from indexing.models import Idea, Run
+from service.labels.candidates import candidates_of
+from service.labels.draws import LabelError
+from service.labels.models import Draw, DrawIdea
+
+# the short columns first, so that they stay in view beside the long texts; `label` and `annotator` are to fill
+FIELDS = ("draw", "system", "run", "position", "idea_id", "side", "rank", "paper_id", "label", "annotator",
+          "similarity", "title", "evidence_sentence", "abstract", "problem", "method", "text")
+# the columns import reads; the others are there to be read by whoever labels
+KEYS = {"draw", "idea_id", "side", "paper_id", "label", "annotator"}
+# which side of the cutoff a candidate is on: only the matches after the cutoff are stored today
+SIDES = ("after",)
+FORMATS = ("jsonl", "csv")
+
+
+def sheet_rows(session: Session, *, draws: list[int], candidates: int) -> list[dict]:
+    """Every idea of the draws in draw order, each with its first `candidates` stored candidates in rank order."""
+    if candidates < 1:
+        raise LabelError("candidates", f"must be at least 1, got {candidates}")
+    rows: list[dict] = []
+    for draw_id in dict.fromkeys(draws):
+        found = session.get(Draw, draw_id)
+        if found is None:
+            raise LabelError("draw", f"no draw {draw_id}", 404)
+        run = session.get(Run, found.run_id)
+        assert run is not None
+        members = session.execute(select(DrawIdea.position, Idea).join(Idea, Idea.pk == DrawIdea.idea_pk)
+                                  .where(DrawIdea.draw_id == draw_id).order_by(DrawIdea.position)).all()
+        for position, idea in members:
+            for c in candidates_of(session, idea.pk, candidates):
+                rows.append({"draw": draw_id, "system": run.system, "run": run.label, "position": position,
+                             "idea_id": idea.idea_id, "side": "after", "rank": c["rank"], "paper_id": c["paper_id"],
+                             "label": "", "annotator": "", "similarity": round(float(c["similarity"]), 4),
+                             "title": c["title"], "evidence_sentence": c["evidence_sentence"] or "",
+                             "abstract": c["abstract"] or "", "problem": idea.problem or "",
+                             "method": idea.method or "", "text": idea.text or ""})
+    return rows
+
+
+def to_jsonl(rows: list[dict]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def to_csv(rows: list[dict]) -> str:
+    """The rows as CSV with a header, as spreadsheets write it (quoted where needed, CRLF line ends)."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=FIELDS, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def is_csv(text: str) -> bool:
+    """A sheet saved by a spreadsheet: its first non-blank line is a header naming the sheet's columns."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return not first.lstrip().startswith(("{", "[")) and "paper_id" in first and "idea_id" in first
+
+
+def read_csv(text: str) -> tuple[list[tuple[int, dict]], list[str]]:
+    """(line, row) per data row of a CSV sheet (whatever the delimiter a spreadsheet chose: comma, semicolon, tab),
+    and the header's columns."""
+    header = next(line for line in text.splitlines() if line.strip())
+    delimiter = max((",", ";", "\t"), key=header.count)
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    rows = []
+    for row in reader:
+        if not any((v or "").strip() for k, v in row.items() if k is not None):
+            continue  # an empty line a spreadsheet left at the end
+        rows.append((reader.line_num, {(k or "").strip(): v for k, v in row.items()}))
+    return rows, [(c or "").strip() for c in reader.fieldnames or []]
