@@ -130,6 +130,9 @@ def test_calibrate_hybrid_writes_registry_report_and_the_next_build_uses_it(tiny
     assert set(out["out_of_fold"]["facets"]["per_field"]) == {"aaa", "bbb", "ccc"}
     text = report.read_text()
     assert "## Chosen thresholds and weights" in text and "idea-shaped pairs" in text
+    # per field and style the page shows the bounded rate; every measure stays in the JSON beside it
+    per_field = text.split("per field")[1].split("Per-field thresholds")[0]
+    assert "`out_of_fold.facets.per_field`" in per_field and "recall@1" not in per_field
     assert report.with_suffix(".png").stat().st_size > 10_000 and json.loads(report.with_suffix(".json").read_text())
     # the user's entry wins over the shipped one at the next build, and the manifest records it whole
     built = build_index(get_settings(), cutoff=date(2000, 1, 1), until=date(2100, 12, 31))

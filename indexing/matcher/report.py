@@ -92,7 +92,21 @@ def kind_table(summary_of: dict, columns: dict[str, str]) -> list[str]:
     return lines
 
 
-def figures_section(shape: str, o: dict) -> list[str]:
+NEGATIVES = ("hard_negative", "method_swap", "vague")
+
+
+def group_table(groups: dict) -> list[str]:
+    """Rows per kind, one column per group, the rate its bound is on: the source realised, for negatives any."""
+    first = next(iter(groups.values()))
+    lines = ["| kind | measure | " + " | ".join(groups) + " |", "|---|---|" + "---|" * len(groups)]
+    for kind in first:
+        m = "any_realised" if kind in NEGATIVES else "source_realised"
+        lines.append(f"| {kind} | {m} | " + " | ".join(
+            fmt(groups[g][kind][m]) if m in groups[g].get(kind, {}) else "-" for g in groups) + " |")
+    return lines
+
+
+def figures_section(shape: str, o: dict, json_name: str) -> list[str]:
     lines = [f"## Out-of-fold figures, {shape} ideas", "",
              "Rates with 95% bootstrap intervals over ideas. Bounds (issue 18): faithful (paraphrase) source "
              "realised >= 0.85, loose >= 0.70; anything realised <= 0.10 for hard negatives and method swaps, "
@@ -102,9 +116,10 @@ def figures_section(shape: str, o: dict) -> list[str]:
                             "dense_idea_theta": "dense at idea theta"})
     for title, groups in (("field", o.get("per_field", {})), ("style", o.get("per_style", {}))):
         if groups:
-            lines += ["", f"Hybrid, per {title} (each judged by models that never saw it" +
-                      (")" if title == "field" else "'s field)") + ":", ""]
-            lines += kind_table(groups, {g: g for g in groups})
+            lines += ["", f"Hybrid, per {title} (each judged by models that never saw " +
+                      ("it)" if title == "field" else "its field)") + "; every measure in "
+                      f"[{json_name}]({json_name}), `out_of_fold.{shape}.per_{title}`:", ""]
+            lines += group_table(groups)
     return lines + ["", "Per-field thresholds (picked without the field): " + "; ".join(
         f"{f}: " + ", ".join(f"{m} {t:.3f}" for m, t in ts.items()) for f, ts in o["fold_thresholds"].items()), ""]
 
@@ -133,12 +148,9 @@ def recalibrating_section(e: dict) -> list[str]:
             "```", ""]
 
 
-def write_report(path: Path, result: dict) -> None:
-    """docs/calibration-hybrid.md with its curves (PNG) and the figures as JSON beside it."""
+def report_text(result: dict, png_name: str, json_name: str) -> str:
+    """The report's markdown: method, weights, the out-of-fold figures (per field and style: the bounded rate)."""
     e = result["entry"]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    png = path.with_suffix(".png")
-    plot_curves(png, result)
     lines = [f"# Hybrid matcher calibration ({e['model']}, revision {e['revision']})", "",
              f"Written by `hindsight calibrate --matcher hybrid --pairs {e['pairs_file']}` on "
              f"{e['written'][:10]}: {e['ideas']} labelled ideas "
@@ -146,9 +158,16 @@ def write_report(path: Path, result: dict) -> None:
              f"over {e['papers']} papers; matcher version `{e['version']}`, registry `{result['registry']}`.", ""]
     lines += method_section(e) + weights_section(e)
     for shape in SHAPES:
-        lines += figures_section(shape, result["out_of_fold"][shape])
-    lines += theta_section(e, result["idea_theta"], png.name) + recalibrating_section(e)
-    path.write_text("\n".join(lines))
-    path.with_suffix(".json").write_text(json.dumps({"entry": e, "out_of_fold": result["out_of_fold"],
-                                                     "idea_theta": result["idea_theta"]},
-                                                    indent=1, default=float) + "\n")
+        lines += figures_section(shape, result["out_of_fold"][shape], json_name)
+    lines += theta_section(e, result["idea_theta"], png_name) + recalibrating_section(e)
+    return "\n".join(lines)
+
+
+def write_report(path: Path, result: dict) -> None:
+    """docs/calibration-hybrid.md with its curves (PNG) and the figures as JSON beside it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    png, figures = path.with_suffix(".png"), path.with_suffix(".json")
+    plot_curves(png, result)
+    path.write_text(report_text(result, png.name, figures.name))
+    figures.write_text(json.dumps({"entry": result["entry"], "out_of_fold": result["out_of_fold"],
+                                   "idea_theta": result["idea_theta"]}, indent=1, default=float) + "\n")
