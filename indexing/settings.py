@@ -56,6 +56,10 @@ class Settings(BaseSettings):
     cutoff: date = date(2023, 6, 1)
     until: date = date(2025, 12, 31)
     top_k: int = Field(20, ge=1, le=200)
+    prior_art: bool = Field(True, description="Score each idea's look-back window [cutoff - lookback, cutoff) too "
+                                              "(docs/prior-art.md); a request or run may turn it off.")
+    prior_art_lookback_days: int = Field(730, ge=1, le=36_500, description="Days the look-back window reaches "
+                                                                           "before the cutoff.")
     top_venues: list[str] = Field(default_factory=lambda: list(DEFAULT_TOP_VENUES))
     citation_transform: str = Field("none", pattern="^(none|log1p)$", description="Applied before min-max.")
     citation_normalisation: str = Field(
@@ -87,6 +91,9 @@ class Settings(BaseSettings):
     verifier_threads: int = Field(0, ge=0, le=256, description="llama.cpp threads of the local verifier; 0 = one "
                                                                "per core.")
     verifier_ctx: int = Field(4096, ge=512, le=32768, description="Context tokens of the local verifier.")
+    llm_probe: bool = Field(True, description="Probe the local model (verifier and judge) in a child process on "
+                                              "first use on a machine, against its shipped reference answer; "
+                                              "false skips the probe (docs/llm.md).")
     verifier_url: str | None = Field(None, description="OpenAI-compatible base URL (…/v1) of the openai verifier: "
                                                        "vLLM, Ollama, a llama.cpp server or a hosted API.")
     verifier_model: str | None = Field(None, description="The model name sent to the openai verifier's endpoint.")

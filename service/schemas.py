@@ -99,6 +99,13 @@ class ScoreRequest(BaseModel):
     matcher: Literal["dense", "hybrid"] | None = Field(
         None, description="Match decision: dense (cosine >= theta, the paper's rule) or hybrid (calibrated "
                           "realised/direction probabilities); default: the index version's.")
+    prior_art: bool | None = Field(None, description="Also search each idea's top K papers in the look-back window "
+                                                     "[cutoff - lookback_days, cutoff) and give its prior-art class "
+                                                     "(docs/prior-art.md); false turns it off. Default "
+                                                     "HINDSIGHT_PRIOR_ART (true).")
+    lookback_days: int | None = Field(None, ge=1, le=36_500, description="Days before the cutoff the look-back "
+                                                                         "window reaches; default "
+                                                                         "HINDSIGHT_PRIOR_ART_LOOKBACK_DAYS (730).")
 
 
 class EvidenceOut(BaseModel):
@@ -137,6 +144,52 @@ class VerdictOut(BaseModel):
     source: str = Field(description="logprobs (token probabilities) or parsed (a Yes/No read off the text).")
 
 
+PriorArtClass = Literal["anticipated", "recalled", "already_published", "unrealised", "unknown"]
+
+
+class PriorArtMatchOut(BaseModel):
+    """One of the idea's top K papers in the look-back window, decided by the same matcher as the forward side."""
+
+    paper_id: str
+    title: str
+    venue: str | None
+    year: int
+    publication_date: str
+    citations: int | None
+    similarity: float
+    realised: bool = Field(description="Realised before the cutoff (dense: cosine >= theta).")
+    direction: bool = Field(description="Same problem (dense: the same as realised).")
+    period: Literal["before_knowledge_cutoff", "after_knowledge_cutoff"] | None = Field(
+        None, description="Against the system's declared knowledge cutoff: before it the generator could have read "
+                          "the paper; after it, it was published between the knowledge and the scoring cutoff. "
+                          "null: no knowledge cutoff declared.")
+    p_realised: float | None = None
+    p_direction: float | None = None
+    p_method: float | None = None
+    evidence: EvidenceOut | None = None
+    verifier: "VerdictOut | None" = None
+    embedding_realised: bool | None = None
+    embedding_direction: bool | None = None
+
+
+class PriorArtOut(BaseModel):
+    """The idea on both sides of the cutoff: its class at realised and at direction level and its papers before."""
+
+    class_realised: PriorArtClass = Field(description="anticipated (realised after, not before), recalled (both), "
+                                                      "already_published (before, not after), unrealised (neither), "
+                                                      "unknown (the index holds nothing before the cutoff).")
+    class_direction: PriorArtClass = Field(description="The same four classes from direction matches.")
+    realised_before: bool | None = Field(description="A realised match in the look-back window; null: unknown.")
+    direction_before: bool | None = None
+    n_realised: int | None = None
+    n_direction: int | None = None
+    n_realised_before_knowledge: int | None = Field(None, description="Realised prior art published before the "
+                                                                      "declared knowledge cutoff.")
+    n_realised_after_knowledge: int | None = Field(None, description="Realised prior art published between the "
+                                                                     "knowledge cutoff and the scoring cutoff.")
+    matches: list[PriorArtMatchOut] = Field(default_factory=list)
+
+
 class IdeaScoreOut(BaseModel):
     id: str
     score: float = Field(description="Max impact over the matches (hybrid: realised matches); 0 when none.")
@@ -153,6 +206,8 @@ class IdeaScoreOut(BaseModel):
     origin: Origin | None = None
     warnings: list[str] = Field(default_factory=list, description="Where the idea is outside what the matcher was "
                                                                   "made for (docs/matching.md), and what follows.")
+    prior_art: PriorArtOut | None = Field(None, description="The look-back side and the idea's class; null when "
+                                                            "prior art was turned off.")
 
 
 class ScoringContext(BaseModel):
@@ -180,6 +235,11 @@ class ScoringContext(BaseModel):
                                                    "model + prompt version); null: the embedding features alone.")
     verifier_top_k: int | None = None
     verifier_thresholds: dict | None = None
+    lookback_window: dict | None = Field(None, description="The prior-art window beside `window`: start (null when "
+                                                           "the index holds nothing before the cutoff), end (the day "
+                                                           "before the cutoff), requested_start, lookback_days, "
+                                                           "clipped, papers, status (known | unknown), "
+                                                           "knowledge_cutoff; null when prior art was turned off.")
 
 
 class ScoreResponse(ScoringContext):

@@ -266,3 +266,32 @@ def write_tiny_gguf(path: Path, *, words: tuple[str, ...] = ("Yes", "No", "yes",
     w.write_tensors_to_file()
     w.close()
     return path
+
+
+PRIOR_ART_CUTOFF = "2023-06-01"
+# ideas written from sample papers (their own title and abstract), each planted on a side of PRIOR_ART_CUTOFF
+PRIOR_ART_IDEAS = {"already": "hs-0055",  # 2022-06-14: published before the cutoff only
+                   "recalled": "hs-0039",  # 2022-03-28, and a restatement of it planted in 2024
+                   "anticipated": "hs-0010"}  # 2023-06-05: after the cutoff only
+VAGUE_IDEA = "Make machine learning models better by training them on more and cleaner data."
+
+
+def prior_art_version(home: Path, embedder: Embedder, n: int = 60) -> dict[str, dict]:
+    """The first n sample papers and a 2024 restatement of hs-0039, ingested under home, in one version built over
+    2020-01-01..2026-12-31 (papers on both sides of PRIOR_ART_CUTOFF); returns the planted ideas (HindSight JSONL
+    records) by the class they have at realised level when scored at PRIOR_ART_CUTOFF, and a vague one."""
+    settings = Settings(home=home)
+    migrate(settings.db_path)
+    rows = [json.loads(line) for line in SAMPLE_PAPERS.read_text().splitlines()[:n]]
+    by_id = {r["id"]: r for r in rows}
+    later = {k: v for k, v in by_id["hs-0039"].items() if k not in ("doi", "arxiv_id")} | {
+        "id": "planted-0039-2024", "publication_date": "2024-05-02", "citation_count": 4,
+        "title": "Learning Latent Plans from Play Data, Revisited"}  # its own paper, not a duplicate
+    path = home / "papers.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*rows, later]))
+    ingest_path(path, db_path=settings.db_path)
+    build_index(settings, embedder=embedder, cutoff=date(2020, 1, 1), until=date(2026, 12, 31))
+    ideas = {cls: {"id": cls, "text": f"{by_id[pid]['title']}. {by_id[pid]['abstract']}"}
+             for cls, pid in PRIOR_ART_IDEAS.items()}
+    return {"already_published": ideas["already"], "recalled": ideas["recalled"],
+            "anticipated": ideas["anticipated"], "unrealised": {"id": "vague", "text": VAGUE_IDEA}}

@@ -35,6 +35,10 @@ UPLOAD_FIELDS = {
     "until": {"type": "string", "format": "date", "maxLength": 64},
     "top_k": {"type": "integer", "minimum": 1, "maximum": 200},
     "matcher": {"type": "string", "enum": ["dense", "hybrid"]},
+    "prior_art": {"type": "boolean", "description": "Also search the look-back window before the cutoff and give "
+                  "each idea its prior-art class (false: off; default HINDSIGHT_PRIOR_ART, true)."},
+    "lookback_days": {"type": "integer", "minimum": 1, "maximum": 36500, "description": "Days the look-back window "
+                      "reaches before the cutoff (default HINDSIGHT_PRIOR_ART_LOOKBACK_DAYS)."},
     "skip_invalid": {"type": "boolean", "default": False, "description": "Score the readable ideas and report the "
                      "refused ones (default: refuse the upload, nothing stored)."},
 }
@@ -86,7 +90,7 @@ def as_json(answer: ScoreResponse) -> Response:
 
 def _score(settings: Settings, holder: IndexHolder, *, read: ReadResult, system: str, run: str, cutoff: str | None,
            until: str | None, top_k: int | None, matcher: str | None, knowledge_cutoff: str | None = None,
-           upload: bool = False) -> ScoreResponse:
+           upload: bool = False, prior_art: bool | None = None, lookback_days: int | None = None) -> ScoreResponse:
     try:
         loaded = holder.current()  # this request keeps this version even if a new one is published meanwhile
         embedder = holder.embedder_for(loaded)
@@ -94,7 +98,8 @@ def _score(settings: Settings, holder: IndexHolder, *, read: ReadResult, system:
         raise HTTPException(503, str(exc)) from None
     try:  # stored in its own transaction, committed before the answer; a locked database past the budget is a 503
         done = score_run(settings, loaded=loaded, embedder=embedder, read=read, system=system, run=run,
-                         knowledge_cutoff=knowledge_cutoff, cutoff=cutoff, until=until, top_k=top_k, matcher=matcher)
+                         knowledge_cutoff=knowledge_cutoff, cutoff=cutoff, until=until, top_k=top_k, matcher=matcher,
+                         prior_art=prior_art, lookback_days=lookback_days)
     except SystemInputError as exc:
         raise HTTPException(422, {"message": str(exc), "field": exc.field}) from None
     except WindowError as exc:
@@ -118,6 +123,8 @@ async def score_upload(
         top_k: Annotated[int | None, Form(ge=1, le=200)] = None,
         matcher: Annotated[Literal["dense", "hybrid"] | None, Form()] = None,
         skip_invalid: Annotated[bool, Form()] = False,
+        prior_art: Annotated[bool | None, Form()] = None,
+        lookback_days: Annotated[int | None, Form(ge=1, le=36_500)] = None,
         authorization: Annotated[str | None, Security(ADMIN_TOKEN)] = None) -> Response:
     """A generator's files read as one run (see POST /v1/score)."""
     if knowledge_cutoff is not None:
@@ -146,7 +153,8 @@ async def score_upload(
                                  "(HINDSIGHT_MAX_IDEAS_PER_REQUEST)")
     return as_json(await run_in_threadpool(
         _score, settings, holder, read=read, system=system, run=run, cutoff=cutoff, until=until, top_k=top_k,
-        matcher=matcher, knowledge_cutoff=knowledge_cutoff.isoformat() if knowledge_cutoff else None, upload=True))
+        matcher=matcher, knowledge_cutoff=knowledge_cutoff.isoformat() if knowledge_cutoff else None, upload=True,
+        prior_art=prior_art, lookback_days=lookback_days))
 
 
 # A plain `def`: FastAPI runs it in a worker thread, so encoding never blocks the event loop.
@@ -159,4 +167,5 @@ def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep) -> Respon
     `ai-scientist-self`)."""
     check_limits(req, settings.max_ideas_per_request, settings.max_text_chars)
     return as_json(_score(settings, holder, read=ReadResult.of(req.ideas), system=req.system, run=req.run,
-                          cutoff=req.cutoff, until=req.until, top_k=req.top_k, matcher=req.matcher))
+                          cutoff=req.cutoff, until=req.until, top_k=req.top_k, matcher=req.matcher,
+                          prior_art=req.prior_art, lookback_days=req.lookback_days))

@@ -1,0 +1,111 @@
+"""The look-back side of a scoring request: each idea's top K papers in the look-back window, decided by the same
+matcher (and verifier, when the request has one) as the forward side, on the same idea vectors, and its class."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+
+import numpy as np
+
+from indexing.embedders import Embedder
+from indexing.matcher.corpus import CorpusView, view_of
+from indexing.matcher.decide import Decision, FacetVectors, decide
+from indexing.matcher.facets import IdeaFacets
+from indexing.matcher.verifier.step import VerifierStep
+from indexing.versions import LoadedIndex
+from service.prior_art.classes import AFTER_KNOWLEDGE, BEFORE_KNOWLEDGE, UNKNOWN, class_of, period_of
+from service.prior_art.window import LookBack, lookback_window
+from service.schemas import EvidenceOut, IdeaScoreOut, PriorArtMatchOut, PriorArtOut, ScoringContext, VerdictOut
+
+
+@dataclass(frozen=True)
+class PriorArtPlan:
+    """A request's look-back window and the view its matcher searches (None: unknown, nothing to search)."""
+
+    lookback: LookBack
+    view: CorpusView | None
+
+    def annotate(self, context: ScoringContext) -> ScoringContext:
+        """The answer's context with the look-back window beside the forward one, and its warnings."""
+        context.lookback_window = self.lookback.as_dict()
+        context.warnings = [*context.warnings, *self.lookback.warnings]
+        return context
+
+
+def plan_prior_art(loaded: LoadedIndex, *, cutoff: date, days: int, matcher: str | None,
+                   knowledge_cutoff: date | None = None) -> PriorArtPlan:
+    """The look-back window [cutoff - days, cutoff) of a request and its view under the request's matcher."""
+    lookback = lookback_window(loaded, cutoff, days, knowledge_cutoff=knowledge_cutoff)
+    view = view_of(loaded, lookback.window.range, matcher) if lookback.window is not None else None
+    return PriorArtPlan(lookback, view)
+
+
+def after_levels(result: IdeaScoreOut) -> tuple[bool, bool]:
+    """Whether the forward side realised the idea, and matched its direction (dense: one decision for both)."""
+    realised = bool(result.matched)
+    if result.n_direction_matches is None:
+        return realised, realised
+    return realised, result.n_direction_matches > 0
+
+
+def unknown_prior_art() -> PriorArtOut:
+    return PriorArtOut(class_realised=UNKNOWN, class_direction=UNKNOWN, realised_before=None, direction_before=None)
+
+
+def look_back(plan: PriorArtPlan, facets: Sequence[IdeaFacets], results: Sequence[IdeaScoreOut], *,
+              embedder: Embedder, top_k: int, vectors: list[FacetVectors] | None = None,
+              verifier: VerifierStep | None = None) -> None:
+    """Set each result's `prior_art` (in place) from its top_k papers in the look-back window."""
+    if plan.view is None:
+        for r in results:
+            r.prior_art = unknown_prior_art()
+        return
+    decisions = decide(facets, view=plan.view, embedder=embedder, top_k=top_k, vectors=vectors, with_evidence=True,
+                       verifier=verifier)
+    for r, d in zip(results, decisions):
+        r.prior_art = prior_art_of(d, rows=plan.view.rows, after=after_levels(r),
+                                   knowledge_cutoff=plan.lookback.knowledge_cutoff)
+
+
+def prior_art_of(d: Decision, *, rows: list[dict], after: tuple[bool, bool],
+                 knowledge_cutoff: date | None) -> PriorArtOut:
+    """One idea's look-back answer from the matcher's decision on the window's papers."""
+    direction = d.direction if d.direction is not None else d.realised
+    verified = d.verdicts is not None and d.embedding_realised is not None
+    matches = []
+    for j, pos in enumerate(d.positions):
+        paper = rows[pos]
+        published = date.fromisoformat(str(paper["publication_date"])[:10])
+        verdict = d.verdicts[j] if verified and d.verdicts is not None else None
+        matches.append(PriorArtMatchOut(
+            paper_id=paper["paper_id"], title=paper["title"], venue=paper["venue"], year=paper["year"],
+            publication_date=published.isoformat(), citations=paper["citations"], similarity=_r(d.similarity[j]),
+            realised=bool(d.realised[j]), direction=bool(d.realised[j] or direction[j]),
+            period=period_of(published, knowledge_cutoff),  # type: ignore[arg-type]
+            p_realised=_opt(d.p_realised, j), p_direction=_opt(d.p_direction, j), p_method=_opt(d.p_method, j),
+            evidence=EvidenceOut(**d.evidence[j]) if d.evidence else None,
+            verifier=VerdictOut(p_direction=_r(verdict.p_direction), p_realised=_r(verdict.p_realised),
+                                source=verdict.source) if verdict else None,
+            embedding_realised=bool(d.embedding_realised[j]) if verified and d.embedding_realised is not None
+            else None,
+            embedding_direction=bool(d.embedding_direction[j]) if verified and d.embedding_direction is not None
+            else None))
+    realised = [m for m in matches if m.realised]
+    n_direction = sum(m.direction for m in matches)
+    before_r, before_d = bool(realised), n_direction > 0
+    known = knowledge_cutoff is not None
+    return PriorArtOut(
+        class_realised=class_of(after[0], before_r),  # type: ignore[arg-type]
+        class_direction=class_of(after[1], before_d),  # type: ignore[arg-type]
+        realised_before=before_r, direction_before=before_d, n_realised=len(realised), n_direction=n_direction,
+        n_realised_before_knowledge=sum(m.period == BEFORE_KNOWLEDGE for m in realised) if known else None,
+        n_realised_after_knowledge=sum(m.period == AFTER_KNOWLEDGE for m in realised) if known else None,
+        matches=matches)
+
+
+def _opt(values: np.ndarray | None, j: int) -> float | None:
+    return _r(values[j]) if values is not None else None
+
+
+def _r(value: float | np.floating) -> float:
+    return round(float(value), 6)

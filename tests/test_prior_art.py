@@ -1,0 +1,138 @@
+"""Prior art: the classes from the two sides, the look-back window (clipped, unknown, off), the planted ideas'
+classes under both matchers, the knowledge cutoff's split, and what is stored beside each score."""
+
+from datetime import date
+
+import pytest
+from sqlalchemy import func, select
+
+from indexing.db import session_scope
+from indexing.models import Idea, Run, Score
+from indexing.settings import Settings
+from indexing.versions import load_current
+from service.generator_runs import score_run
+from service.ideas import ReadResult
+from service.prior_art.classes import (
+    AFTER_KNOWLEDGE, ALREADY_PUBLISHED, ANTICIPATED, BEFORE_KNOWLEDGE, RECALLED, UNKNOWN, UNREALISED, anticipation,
+    class_of, period_of,
+)
+from service.prior_art.models import PriorArt, PriorArtMatch
+from service.prior_art.store import prior_art_out, stored_prior_art, window_of
+from service.runs import find_run
+from service.schemas import IdeaIn
+from tests.factories import PRIOR_ART_CUTOFF, prior_art_version
+
+
+def test_the_four_classes_and_unknown():
+    assert class_of(True, False) == ANTICIPATED
+    assert class_of(True, True) == RECALLED
+    assert class_of(False, True) == ALREADY_PUBLISHED
+    assert class_of(False, False) == UNREALISED
+    assert class_of(True, None) == class_of(False, None) == UNKNOWN  # never "new" for want of papers
+
+
+def test_period_against_the_knowledge_cutoff_and_the_anticipation_score():
+    k = date(2022, 5, 1)
+    assert period_of(date(2022, 4, 30), k) == BEFORE_KNOWLEDGE
+    assert period_of(date(2022, 5, 1), k) == AFTER_KNOWLEDGE
+    assert period_of(date(2022, 4, 30), None) is None
+    assert anticipation(0.4, ANTICIPATED) == 0.4
+    assert anticipation(0.4, RECALLED) == 0.0 and anticipation(0.0, UNREALISED) == 0.0
+    assert anticipation(0.4, UNKNOWN) is None
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory, minilm):
+    home = tmp_path_factory.mktemp("prior-art") / "home"
+    ideas = prior_art_version(home, minilm)
+    settings = Settings(home=home)
+    return settings, load_current(settings.indexes_dir), ideas
+
+
+def run(planted, minilm, label: str, **kwargs):
+    settings, loaded, ideas = planted
+    read = ReadResult.of([IdeaIn(**i) for i in ideas.values()])
+    kwargs = {"cutoff": PRIOR_ART_CUTOFF, **kwargs}
+    return score_run(kwargs.pop("settings", settings), loaded=loaded, embedder=minilm, read=read, system="s",
+                     run=label, **kwargs)
+
+
+@pytest.mark.parametrize("matcher", ["dense", "hybrid"])
+def test_planted_ideas_get_their_class_and_it_is_stored_beside_the_score(planted, minilm, matcher):
+    settings, _, ideas = planted
+    done = run(planted, minilm, matcher, matcher=matcher)
+    assert [r.prior_art.class_realised for r in done.results] == list(ideas)  # type: ignore[union-attr]
+    window = done.context.lookback_window
+    assert window == {"start": "2021-06-01", "end": "2023-05-31", "requested_start": "2021-06-01",
+                      "lookback_days": 730, "clipped": False, "papers": window["papers"], "status": "known",
+                      "knowledge_cutoff": None}
+    assert window["papers"] > 0 and done.context.window["start"] == PRIOR_ART_CUTOFF
+    for r in done.results:
+        p = r.prior_art
+        assert p is not None and len(p.matches) == min(done.context.top_k, window["papers"])
+        assert all("2021-06-01" <= m.publication_date <= "2023-05-31" for m in p.matches)
+        assert p.realised_before == any(m.realised for m in p.matches) and p.n_realised == sum(
+            m.realised for m in p.matches)
+        assert all(m.direction for m in p.matches if m.realised)  # realised implies direction on this side too
+        assert p.class_direction == class_of(bool(r.n_direction_matches) if matcher == "hybrid" else r.matched,
+                                             p.direction_before)
+        assert p.n_realised_before_knowledge is None and all(m.period is None for m in p.matches)
+    again = run(planted, minilm, matcher, matcher=matcher)  # re-scored: replaced, not added
+    with session_scope(settings.db_path) as session:
+        run_id = find_run(session, matcher, "s").id
+        score_ids = list(session.scalars(select(Score.id).join(Idea, Idea.pk == Score.idea_pk)
+                                         .where(Idea.run_id == run_id).order_by(Idea.pk)))
+        stored = stored_prior_art(session, score_ids)
+        assert len(stored) == 4
+        assert session.scalar(select(func.count()).select_from(PriorArtMatch).join(PriorArt).where(
+            PriorArt.score_id.in_(score_ids))) == 4 * min(done.context.top_k, window["papers"])
+        for sid, r in zip(score_ids, again.results):
+            assert prior_art_out(stored[sid]) == r.prior_art
+            assert window_of(stored[sid]) == again.context.lookback_window
+
+
+def test_an_index_with_nothing_before_the_cutoff_gives_unknown_with_a_warning(planted, minilm):
+    done = run(planted, minilm, "at-start", cutoff="2020-01-01", matcher="dense")
+    assert {r.prior_art.class_realised for r in done.results} == {UNKNOWN}  # type: ignore[union-attr]
+    assert {r.prior_art.class_direction for r in done.results} == {UNKNOWN}  # type: ignore[union-attr]
+    assert all(r.prior_art.matches == [] and r.prior_art.realised_before is None  # type: ignore[union-attr]
+               for r in done.results)
+    assert done.context.lookback_window["status"] == "unknown" and done.context.lookback_window["start"] is None
+    codes = [w["code"] for w in done.context.warnings]
+    assert codes == ["prior_art_unknown"] and "not new" in done.context.warnings[0]["message"]
+
+
+def test_a_lookback_past_the_index_start_is_clipped_and_says_so(planted, minilm):
+    done = run(planted, minilm, "clipped", lookback_days=2000, matcher="dense")
+    window = done.context.lookback_window
+    assert window["requested_start"] == "2017-12-09" and window["start"] == "2020-01-01" and window["clipped"]
+    assert [w["code"] for w in done.context.warnings] == ["prior_art_clipped"]
+    assert "2020-01-01..2023-05-31" in done.context.warnings[0]["message"]
+    assert done.results[0].prior_art.class_realised == ALREADY_PUBLISHED  # type: ignore[union-attr]
+
+
+def test_prior_art_off_by_setting_stores_nothing_and_a_request_turns_it_on(planted, minilm):
+    settings = planted[0]
+    by_setting = run(planted, minilm, "off-setting", matcher="dense",
+                     settings=Settings(home=settings.home, prior_art=False))
+    assert by_setting.context.lookback_window is None
+    assert run(planted, minilm, "on", settings=Settings(home=settings.home, prior_art=False), prior_art=True,
+               matcher="dense").context.lookback_window is not None
+    with session_scope(settings.db_path) as session:
+        assert session.scalar(select(func.count()).select_from(PriorArt).join(Score).join(Idea).join(Run)
+                              .where(Run.label == "off-setting")) == 0
+
+
+def test_the_knowledge_cutoff_splits_prior_art_into_readable_and_later(planted, minilm):
+    settings = planted[0]
+    read = ReadResult.of([IdeaIn(**i) for i in planted[2].values()])
+    done = score_run(settings, loaded=planted[1], embedder=minilm, read=read, system="declared", run="r",
+                     knowledge_cutoff="2022-05-01", cutoff=PRIOR_ART_CUTOFF, matcher="dense")
+    assert done.context.lookback_window["knowledge_cutoff"] == "2022-05-01"
+    by_id = {r.id: r.prior_art for r in done.results}
+    recalled, already = by_id["recalled"], by_id["already"]
+    assert recalled is not None and already is not None
+    assert (recalled.n_realised_before_knowledge, recalled.n_realised_after_knowledge) == (1, 0)  # 2022-03-28
+    assert (already.n_realised_before_knowledge, already.n_realised_after_knowledge) == (0, 1)  # 2022-06-14
+    assert all(m.period == (BEFORE_KNOWLEDGE if m.publication_date < "2022-05-01" else AFTER_KNOWLEDGE)
+               for p in by_id.values() if p for m in p.matches)
