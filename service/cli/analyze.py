@@ -139,10 +139,13 @@ def _ci_line(e: dict) -> str:
 
 
 MEASURES = {"realised_rate": "realised", "direction_rate": "direction", "mean_score": "score"}
+CLASS_MEASURES = {"anticipated": "anticipated", "recalled": "recalled", "already_published": "published",
+                  "unrealised": "unrealised"}
 LEGEND = ("realised, direction: the rates of ideas with such a match; score: the mean HindSight score. labels: the "
           "labelled sample alone (labels_only); ppi: prediction-powered (PPI++). n labelled, N unlabelled; +n: more "
           "labels that would halve the ppi interval. *: few labels, so the value is the plain estimate and its "
-          "interval adds pseudo-observations (Agresti-Min).")
+          "interval adds pseudo-observations (Agresti-Min). anticipated, recalled, published (already), "
+          "unrealised: the prior-art classes at the --level, from ideas labelled on both sides of the cutoff.")
 
 
 def _labelled(run, system, by, level, cutoff, until, pool, confidence, predictor, annotator, json_out) -> None:
@@ -171,13 +174,21 @@ def _labelled(run, system, by, level, cutoff, until, pool, confidence, predictor
             e = g[m]
             t.add_row(short, _fmt(e["matcher"]), _ci(e["labels_only"]), _ci(e["ppi"]), str(e["n_labelled"]),
                       str(e["n_unlabelled"]), str(e["labels_to_halve"] if e["labels_to_halve"] is not None else "–"))
+        for cls, short in CLASS_MEASURES.items():  # prior-art classes at the asked level, labelled on both sides
+            e = g.get("classes", {}).get(level, {}).get(cls)
+            if e and e.get("labels_only") is not None:
+                t.add_row(short, _fmt(e["matcher"]), _ci(e["labels_only"]), _ci(e["ppi"]), str(e["n_labelled"]),
+                          str(e["n_unlabelled"]),
+                          str(e["labels_to_halve"] if e["labels_to_halve"] is not None else "–"))
         console.print(t)
     console.print(LEGEND, highlight=False)
     for d in answer["differences"]:
         for m, short in MEASURES.items():
             console.print(f"{d['a']} - {d['b']} {short}: matcher {_fmt(d[m]['matcher'])}, labels "
                           f"{_ci_line(d[m]['labels_only'])}, ppi {_ci_line(d[m]['ppi'])}", highlight=False)
-    for name, a in [("all", answer["agreement"]["overall"]), *answer["agreement"]["groups"].items()]:
+    lookback = answer["agreement"].get("lookback")
+    for name, a in [("all", answer["agreement"]["overall"]), *answer["agreement"]["groups"].items(),
+                    *([("look-back side", lookback)] if lookback and lookback["ideas"] else [])]:
         c = Table("who", "level", "decision", "tp", "fp", "fn", "tn", "precision", "recall", show_edge=False,
                   title=f"the matcher on the labels: {name}")
         for who in ("matcher", "verifier"):

@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from indexing.models import Idea, Run, Score
-from service.labels.candidates import candidates_of
+from service.labels.candidates import candidates_of, lookback_candidates_of
 from service.labels.models import Draw, DrawIdea, Label
 
 
@@ -138,5 +138,13 @@ def item(session: Session, *, draw_id: int, annotator: str, top_k: int, position
         select(Label).where(Label.idea_pk == pk, Label.annotator == annotator))}
     out["idea"] = {"position": pos, "idea_pk": pk, "idea_id": idea.idea_id, "title": idea.title,
                    "problem": idea.problem, "method": idea.method, "text": idea.text, "labelled": pk in done,
-                   "candidates": candidates_of(session, pk, top_k), "labels": mine}
+                   "candidates": candidates_of(session, pk, top_k),
+                   "lookback_candidates": lookback_candidates_of(session, pk, top_k), "cutoff": _cutoff_of(session, pk),
+                   "labels": mine}
     return out
+
+
+def _cutoff_of(session: Session, idea_pk: int) -> str | None:
+    """The cutoff the idea was scored at: its forward candidates are from it on, its look-back ones before it."""
+    day = session.scalar(select(Score.cutoff).where(Score.idea_pk == idea_pk))
+    return day.isoformat() if day else None

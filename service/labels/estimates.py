@@ -1,5 +1,6 @@
 """Per group, the realised rate, direction rate and mean score three ways: the matcher's figure, the labelled
-sample alone, and prediction-powered (PPI++); their differences between groups; the matcher measured on the labels."""
+sample alone, and prediction-powered (PPI++); the same for the rate of each prior-art class (labels on both sides of
+the cutoff); their differences between groups; the matcher measured on the labels, on each side."""
 
 from collections.abc import Callable
 from itertools import combinations
@@ -10,10 +11,12 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from service.analyses.selection import AnalysisError, NotFound, Selection, load_ideas, number
-from service.labels import agreement, ppi
+from service.labels import agreement, ppi, sides
 from service.labels.pairs import IdeaCalls, drawn_ideas, first_annotator, load_calls, load_labels, truth_of
+from service.prior_art.classes import CLASSES, LEVELS, UNKNOWN
 
 METRICS = ("realised_rate", "direction_rate", "mean_score")
+CLASS_METRICS = tuple(f"{level}:{cls}" for level in LEVELS for cls in CLASSES)  # the rate of each prior-art class
 PREDICTORS = ("decision", "probability", "cosine")
 PREDICTOR_TEXT = {
     "decision": "the stored decision per idea (realised / any direction match; the verifier's where the run was "
@@ -125,6 +128,42 @@ def _estimate(strata: list[dict], metric: str, confidence: float) -> dict:
     return out
 
 
+def _add_classes(y: dict[str, list[float]], f: dict[str, list[float]], fu: dict[str, list[float]],
+                 stored: dict[str, str] | None, *, drawn: bool, after: dict | None, before: dict | None) -> None:
+    """One idea's class indicators: the stored class as the predictor, the labelled class as the truth when the
+    idea is drawn and labelled on both sides. An idea whose class is unknown (no look-back side) is in no class
+    rate."""
+    if stored is None or stored["realised"] == UNKNOWN:
+        return
+    truth = sides.labelled_classes(after, before) if drawn and after and before else None
+    for level in LEVELS:
+        for cls in CLASSES:
+            key = f"{level}:{cls}"
+            called = float(stored[level] == cls)
+            if truth is None:
+                fu[key].append(called)
+            else:
+                y[key].append(float(truth[level] == cls))
+                f[key].append(called)
+
+
+def _class_estimates(strata: list[dict], part, classes: dict[int, dict[str, str]], confidence: float) -> dict:
+    """Per level and class: the matcher's rate over the group's ideas of known class, labels_only and ppi (the
+    predictor is the stored class, whatever --predictor says); ideas of unknown class counted apart."""
+    pks = [int(p) for p in part["idea_pk"]]
+    known = [classes[p] for p in pks if p in classes and classes[p]["realised"] != UNKNOWN]
+    out: dict[str, Any] = {"known": len(known), "unknown": sum(p in classes for p in pks) - len(known),
+                           "not_scored_with_prior_art": sum(p not in classes for p in pks),
+                           "predictor": "the stored class (0 or 1 per class)"}
+    for level in LEVELS:
+        out[level] = {}
+        for cls in CLASSES:
+            est = _estimate(strata, f"{level}:{cls}", confidence) if known else None
+            out[level][cls] = {"matcher": number(np.mean([k[level] == cls for k in known])) if known else None,
+                               **(est or {"labels_only": None, "ppi": None, "n_labelled": 0})}
+    return out
+
+
 def _difference(a: dict, b: dict, metric: str, confidence: float) -> dict:
     out: dict[str, Any] = {"matcher": number(a[metric]["matcher"] - b[metric]["matcher"])
                            if a[metric]["matcher"] is not None and b[metric]["matcher"] is not None else None}
@@ -155,8 +194,12 @@ def labelled_summary(session: Session, *, selection: Selection, confidence: floa
         raise NotFound("annotator", f"{annotator!r} labelled none of the selected ideas"
                                          + (f"; present: {', '.join(sorted(labels))}" if labels else ""))
     mine = labels.get(chosen, {}) if chosen else {}
+    # the forward rates read the labels on papers from the cutoff on; the classes need both sides labelled
+    by_side = sides.split_all(session, mine, calls)
+    forward, before = by_side[sides.AFTER], by_side[sides.BEFORE]
+    classes = sides.stored_classes(session, pks)
     wanted: dict[tuple[str, str, str], set[str]] = {}
-    for pk, papers in mine.items():
+    for pk, papers in forward.items():
         c = calls.get(pk)
         stored = {x.paper_id for x in c.candidates} if c else set()
         for paper, (lab, _) in papers.items():
@@ -168,15 +211,17 @@ def labelled_summary(session: Session, *, selection: Selection, confidence: floa
     for name, part in ideas.groupby("group", sort=True):
         strata = []
         for run_id, stratum in part.groupby("run_id", sort=True):
-            y: dict[str, list[float]] = {m: [] for m in METRICS}
-            f: dict[str, list[float]] = {m: [] for m in METRICS}
-            fu: dict[str, list[float]] = {m: [] for m in METRICS}
+            y: dict[str, list[float]] = {m: [] for m in (*METRICS, *CLASS_METRICS)}
+            f: dict[str, list[float]] = {m: [] for m in (*METRICS, *CLASS_METRICS)}
+            fu: dict[str, list[float]] = {m: [] for m in (*METRICS, *CLASS_METRICS)}
             outside = drawn_unlabelled = 0
             for pk, matched in zip(stratum["idea_pk"], stratum["matched"]):
                 pk = int(pk)
                 c = calls.get(pk)
                 values = {m: _predict(predictor, m, c, bool(matched)) for m in METRICS}
-                in_sample = pk in drawn and pk in mine
+                _add_classes(y, f, fu, classes.get(pk), drawn=pk in drawn, after=forward.get(pk),
+                             before=before.get(pk))
+                in_sample = pk in drawn and pk in forward
                 if pk in mine and pk not in drawn:
                     outside += 1
                 if pk in drawn and pk not in mine:
@@ -185,7 +230,7 @@ def labelled_summary(session: Session, *, selection: Selection, confidence: floa
                     for m in METRICS:
                         fu[m].append(values[m])
                     continue
-                realised, direction, score = truth_of(mine[pk], c, found.get(c.version, {}) if c and c.version
+                realised, direction, score = truth_of(forward[pk], c, found.get(c.version, {}) if c and c.version
                                                       else {})
                 for m, truth in (("realised_rate", float(realised)), ("direction_rate", float(direction))):
                     y[m].append(truth)
@@ -223,6 +268,7 @@ def labelled_summary(session: Session, *, selection: Selection, confidence: floa
             warnings.append({"code": "outside_draws", "message": (
                 f"{name}: {g['labelled_outside_draws']} labelled ideas are in no draw: kept, counted in the "
                 "agreement, left out of the estimates (they were not picked at random)")})
+        g["classes"] = _class_estimates(strata, part, classes, confidence)
         groups.append(g)
     if unknown_impact:
         warnings.append({"code": "unknown_impact", "message": (
@@ -232,8 +278,14 @@ def labelled_summary(session: Session, *, selection: Selection, confidence: floa
     differences = []
     for a, b in combinations(groups, 2):
         differences.append({"a": a["group"], "b": b["group"],
-                            **{m: _difference(a, b, m, confidence) for m in METRICS}})
-    labelled_all = {pk: papers for pk, papers in mine.items()}
+                            **{m: _difference(a, b, m, confidence) for m in METRICS},
+                            "classes": {level: {cls: _difference(a["classes"][level], b["classes"][level], cls,
+                                                                 confidence)
+                                                    if a["classes"][level][cls]["labels_only"] is not None
+                                                    and b["classes"][level][cls]["labels_only"] is not None else None
+                                                    for cls in CLASSES}
+                                        for level in LEVELS}})
+    labelled_all = dict(forward)
     by_group = {}
     for name, part in ideas.groupby("group", sort=True):
         members = {int(p) for p in part["idea_pk"]}
@@ -246,6 +298,8 @@ def labelled_summary(session: Session, *, selection: Selection, confidence: floa
         "predictor": {"name": predictor, "text": PREDICTOR_TEXT[predictor], "chosen": "fixed in advance"},
         "groups": groups, "differences": differences,
         "agreement": {"annotator": chosen, "overall": agreement.measure(labelled_all, calls, shown=shown),
-                      "groups": by_group, "annotators": agreement.annotators(labels, calls, shown=shown)},
+                      "groups": by_group, "annotators": agreement.annotators(labels, calls, shown=shown),
+                      "lookback": agreement.measure(before, sides.load_lookback_calls(session, list(before)),
+                                                    shown=shown)},
         "warnings": warnings,
     }

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from indexing.models import Idea, Run
-from service.labels.candidates import candidates_of
+from service.labels.candidates import candidates_of, lookback_candidates_of
 from service.labels.draws import LabelError
 from service.labels.models import Draw, DrawIdea
 
@@ -18,13 +18,15 @@ FIELDS = ("draw", "system", "run", "position", "idea_id", "side", "rank", "paper
           "similarity", "title", "evidence_sentence", "abstract", "problem", "method", "text")
 # the columns import reads; the others are there to be read by whoever labels
 KEYS = {"draw", "idea_id", "side", "paper_id", "label", "annotator"}
-# which side of the cutoff a candidate is on: only the matches after the cutoff are stored today
-SIDES = ("after",)
+# which side of the cutoff a candidate is on: after it (the forward matches) or before it (the look-back side, prior
+# art; rows only for ideas scored with it)
+SIDES = ("after", "before")
 FORMATS = ("jsonl", "csv")
 
 
 def sheet_rows(session: Session, *, draws: list[int], candidates: int) -> list[dict]:
-    """Every idea of the draws in draw order, each with its first `candidates` stored candidates in rank order."""
+    """Every idea of the draws in draw order, each with its first `candidates` stored candidates in rank order, those
+    after the cutoff and then those before it (the look-back side)."""
     if candidates < 1:
         raise LabelError("candidates", f"must be at least 1, got {candidates}")
     rows: list[dict] = []
@@ -37,9 +39,11 @@ def sheet_rows(session: Session, *, draws: list[int], candidates: int) -> list[d
         members = session.execute(select(DrawIdea.position, Idea).join(Idea, Idea.pk == DrawIdea.idea_pk)
                                   .where(DrawIdea.draw_id == draw_id).order_by(DrawIdea.position)).all()
         for position, idea in members:
-            for c in candidates_of(session, idea.pk, candidates):
+            sides = [("after", c) for c in candidates_of(session, idea.pk, candidates)]
+            sides += [("before", c) for c in lookback_candidates_of(session, idea.pk, candidates)]
+            for side, c in sides:
                 rows.append({"draw": draw_id, "system": run.system, "run": run.label, "position": position,
-                             "idea_id": idea.idea_id, "side": "after", "rank": c["rank"], "paper_id": c["paper_id"],
+                             "idea_id": idea.idea_id, "side": side, "rank": c["rank"], "paper_id": c["paper_id"],
                              "label": "", "annotator": "", "similarity": round(float(c["similarity"]), 4),
                              "title": c["title"], "evidence_sentence": c["evidence_sentence"] or "",
                              "abstract": c["abstract"] or "", "problem": idea.problem or "",

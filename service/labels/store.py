@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from indexing.models import Idea, Match, Paper, Run, Score, utcnow
 from service.labels.draws import LabelError, runs_of
-from service.labels import sheets
+from service.labels import sheets, sides
 from service.labels.models import LABELS, Draw, DrawIdea, Label
 from service.rejections import ImportRejected, ImportReportBase, RowError
 
@@ -136,6 +136,7 @@ def _parse(session: Session, data: bytes, *, fmt: str, run: str | None, system: 
         return []
     ideas = _Ideas(session)
     pairs: list[_Pair] = []
+    sided: list[tuple[_Pair, str]] = []  # a sheet's pairs with the side of the cutoff its row names
     formats: set[str] = set()
     for line, row in _rows(text, fmt, bad):
         report.rows += 1
@@ -147,6 +148,7 @@ def _parse(session: Session, data: bytes, *, fmt: str, run: str | None, system: 
         if kind == "sheet":
             pair = _sheet_row(line, row, annotator, ideas, bad, report)
             pairs += [pair] if pair else []
+            sided += [(pair, str(row.get("side") or "after").strip().lower())] if pair else []
             continue
         who = row.get("annotator", annotator)
         who_ok = _text(who, 128)
@@ -206,6 +208,7 @@ def _parse(session: Session, data: bytes, *, fmt: str, run: str | None, system: 
         bad(1, "<file>", "holds no labels rows")
     report.format = "+".join(sorted(formats)) or fmt
     _check_papers(session, pairs, bad)
+    sides.check_sides(session, [(p.line, p.idea_pk, p.paper_id, side) for p, side in sided], bad)
     _check_repeats(pairs, bad)
     return pairs
 

@@ -104,16 +104,21 @@ function labRender() {
   }
   const idea = item.idea;
   card.dataset.idea = idea.idea_id;
-  const rows = idea.candidates.map((c, i) => {
+  const all = shownCandidates(idea);
+  const rows = all.map((c, i) => {
     const current = idea.labels[c.paper_id] || "";
     const buttons = ["realised", "direction", "none"].map((choice) => el("button", {
       type: "button", class: `choice${current === choice ? " chosen" : ""}`, "data-choice": choice,
       "aria-pressed": String(current === choice),
       onclick: () => labWrite(i, choice),
     }, `${choice} (${choice[0]})`));
-    return el("div", { class: `candidate${i === lab.selected ? " selected" : ""}`, "data-paper": c.paper_id,
-      "data-label": current, onclick: () => { lab.selected = i; labRender(); } },
+    const before = c.side === "before";
+    return el("div", { class: `candidate${i === lab.selected ? " selected" : ""}${before ? " before-cutoff" : ""}`,
+      "data-paper": c.paper_id, "data-label": current, "data-side": c.side,
+      onclick: () => { lab.selected = i; labRender(); } },
       el("div", { class: "cand-head" }, el("b", {}, `${i + 1}. ${c.title}`),
+        before ? el("span", { class: "side-badge", title: "published before the cutoff the idea was scored at: " +
+          "prior art, the look-back side" }, `before the cutoff${c.publication_date ? ` · ${c.publication_date}` : ""}`) : "",
         el("span", { class: "muted" }, ` ${c.venue || ""} ${c.year || ""} · cosine ${fmt(c.similarity, 2)}` +
           (c.p_direction !== null ? ` · p direction ${fmt(c.p_direction, 2)}` : ""))),
       el("p", { class: "abstract" }, highlighted(c.abstract || "", [c.evidence_sentence, c.problem_sentence])),
@@ -124,7 +129,12 @@ function labRender() {
     el("p", { class: "muted" }, idea.idea_id),
     el("p", {}, el("b", {}, "Problem: "), idea.problem || idea.text || ""),
     el("p", {}, el("b", {}, "Method: "), idea.method || ""),
-    el("div", { class: "candidates" }, rows),
+    el("div", { class: "candidates", id: "labels-after" },
+      el("h4", {}, `After the cutoff${idea.cutoff ? ` (${idea.cutoff})` : ""}: does a later paper realise it?`),
+      rows.slice(0, idea.candidates.length)),
+    all.length > idea.candidates.length ? el("div", { class: "candidates", id: "labels-before" },
+      el("h4", {}, `Before the cutoff: prior art (published before ${idea.cutoff || "the cutoff"}), the same three choices`),
+      rows.slice(idea.candidates.length)) : "",
     el("div", { class: "choices" },
       el("button", { type: "button", id: "labels-none-all", onclick: labNoneOfThese }, "none of these (x)"),
       el("button", { type: "button", id: "labels-prev", onclick: () => labLoad(Math.max(1, idea.position - 1)) }, "previous (p)"),
@@ -132,9 +142,14 @@ function labRender() {
   );
 }
 
+function shownCandidates(idea) {
+  // both sides in one list (numbers and keys run over both): the forward candidates, then the look-back ones
+  return idea.candidates.map((c) => ({ ...c, side: "after" })).concat(idea.lookback_candidates || []);
+}
+
 async function labWrite(index, choice) {
   const idea = lab.item.idea;
-  const c = idea.candidates[index];
+  const c = shownCandidates(idea)[index];
   try {
     await labSend("/v1/labels", { run: String(lab.item.draw.run_id), idea_id: idea.idea_id, paper_id: c.paper_id,
       label: choice, annotator: lab.item.annotator });
@@ -146,21 +161,22 @@ async function labWrite(index, choice) {
   if (shown.idea_id !== idea.idea_id) return;
   if (!shown.labelled) { shown.labelled = true; lab.item.progress.labelled += 1; }
   shown.labels[c.paper_id] = choice;
-  lab.selected = Math.min(index + 1, shown.candidates.length - 1);
+  lab.selected = Math.min(index + 1, shownCandidates(shown).length - 1);
   labRender();
 }
 
 async function labNoneOfThese() {
   const idea = lab.item.idea;
-  for (let i = 0; i < idea.candidates.length; i++) {
-    if (!idea.labels[idea.candidates[i].paper_id]) await labWrite(i, "none");
+  const all = shownCandidates(idea);
+  for (let i = 0; i < all.length; i++) {
+    if (!idea.labels[all[i].paper_id]) await labWrite(i, "none");
   }
   await labLoad();
 }
 
 function labKeys(event) {
   if (!lab.item || !lab.item.idea || event.target.closest("input, select, textarea")) return;
-  const n = lab.item.idea.candidates.length;
+  const n = shownCandidates(lab.item.idea).length;
   if (/^[1-9]$/.test(event.key) && Number(event.key) <= n) { lab.selected = Number(event.key) - 1; labRender(); }
   else if (LABEL_KEYS[event.key]) labWrite(lab.selected, LABEL_KEYS[event.key]);
   else if (event.key === "x") labNoneOfThese();
