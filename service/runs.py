@@ -7,7 +7,18 @@ from indexing.models import Idea, Match, Run, Score
 
 
 class RunNotFound(LookupError):
-    pass
+    """No run by that reference, or (`systems`) a label several systems share where one run is needed. Its text
+    names the HTTP query parameter; `text(option)` names the CLI's option instead."""
+
+    def __init__(self, ref: str, system: str | None = None, systems: list[str] | None = None) -> None:
+        self.ref, self.system, self.systems = ref, system, systems or []
+        super().__init__(self.text("?system=..."))
+
+    def text(self, system_option: str) -> str:
+        if self.systems:
+            return (f"run label {self.ref!r} is used by systems {', '.join(self.systems)}; add {system_option} "
+                    "or use the numeric run id")
+        return f"no run {self.ref!r}" + (f" for system {self.system!r}" if self.system else "")
 
 
 def list_runs(session: Session) -> list[dict]:
@@ -41,11 +52,26 @@ def find_run(session: Session, ref: str, system: str | None = None) -> Run:
         query = query.where(Run.system == system)
     runs = session.scalars(query).all()
     if not runs:
-        raise RunNotFound(f"no run {ref!r}" + (f" for system {system!r}" if system else ""))
+        raise RunNotFound(ref, system)
     if len(runs) > 1:
-        raise RunNotFound(f"run label {ref!r} is used by systems {', '.join(r.system for r in runs)}; "
-                          "add ?system=... or use the numeric run id")
+        raise RunNotFound(ref, system, [r.system for r in runs])
     return runs[0]
+
+
+def runs_named(session: Session, ref: str, system: str | None = None) -> list[Run]:
+    """Every run a reference names, as every command reads --run: a label names each system's run with it (or
+    one system's with `system`), else a numeric run id names that run."""
+    query = select(Run).where(Run.label == ref)
+    if system:
+        query = query.where(Run.system == system)
+    found = list(session.scalars(query.order_by(Run.system, Run.id)))
+    if not found and ref.isascii() and ref.isdigit() and int(ref) < 2**63:
+        run = session.get(Run, int(ref))
+        if run is not None and (not system or run.system == system):
+            found = [run]
+    if not found:
+        raise RunNotFound(ref, system)
+    return found
 
 
 def origin_of(idea: Idea) -> dict | None:

@@ -20,7 +20,7 @@ from indexing.matcher.verifier.prompts import idea_text
 from indexing.matcher.verifier.rule import DEFAULT_RULE, VerifierRule
 from indexing.matcher.verifier.step import IdeaCandidates, Verified, verify_idea
 from indexing.models import Idea, Paper, Run, Score
-from service.runs import find_run
+from service.runs import find_run, runs_named
 
 
 @dataclass
@@ -137,3 +137,9 @@ def run_id_of(db_path: Path, ref: str, system: str | None = None) -> int:
     """A run's id by id or label (RunNotFound otherwise)."""
     with session_scope(db_path) as session:
         return find_run(session, ref, system).id
+
+
+def run_ids_of(db_path: Path, ref: str, system: str | None = None) -> list[int]:
+    """Every run's id a reference names: a label shared by several systems names each one's run."""
+    with session_scope(db_path) as session:
+        return [r.id for r in runs_named(session, ref, system)]

@@ -15,7 +15,8 @@ from tests.helpers import ROOT, SHARED_DATA, Server
 from tests.helpers import run_cli as hs
 
 GENERATORS = SHARED_DATA / "generators"
-PLANS = GENERATORS / "ai-researcher" / "experiment_plans"
+REPOSITORY = GENERATORS / "ai-researcher"
+PLANS = REPOSITORY / "experiment_plans"
 SCIENTIST = GENERATORS / "ai-scientist"
 shared = pytest.mark.skipif(not PLANS.is_dir() or not SCIENTIST.is_dir(),
                             reason="the shared generator files (../shared/data/generators) are not here")
@@ -249,15 +250,35 @@ def test_a_refused_window_keeps_the_knowledge_cutoff_undeclared(home: Path, serv
 
 @shared
 def test_upload_of_the_shared_ai_researcher_directory_as_a_zip(server: str):
+    """The repository's folder as a user zips it: its lit_review/ beside experiment_plans/ is the generator's
+    literature, skipped with a note, not a file that fits no layout."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(PLANS.rglob("*.json")):
-            archive.write(path, f"experiment_plans/{path.relative_to(PLANS)}")
-    r = upload(server, [("experiment_plans.zip", buf.getvalue())], system="ai-researcher", run="claude-2024-05")
+        for path in sorted(REPOSITORY.rglob("*")):
+            if path.is_file():
+                archive.write(path, f"ai-researcher/{path.relative_to(REPOSITORY)}")
+    r = upload(server, [("ai-researcher.zip", buf.getvalue())], system="ai-researcher", run="claude-2024-05")
     assert r.status_code == 200, r.text[:2000]
     body = r.json()
     assert (body["read"]["read"], body["read"]["scored"], body["read"]["refused"]) == (213, 213, 0)
+    assert len(body["read"]["literature_files"]) == 8
+    assert body["read"]["notes"] == ["ai-researcher.zip/ai-researcher/lit_review/: 8 file(s) of AI-Researcher's "
+                                     "literature review (the papers it retrieved before generating, not ideas): "
+                                     "skipped"]
     assert body["read"]["mappings"]["ai-researcher"]["name"] == "proposal+plan"
     topics = {i["origin"]["topic"] for i in body["ideas"]}
     assert len(topics) == 6 and all(i["id"].split("/")[0] in topics for i in body["ideas"])
-    assert body["ideas"][0]["origin"]["file"].startswith("experiment_plans.zip/experiment_plans/")
+    assert body["ideas"][0]["origin"]["file"].startswith("ai-researcher.zip/ai-researcher/experiment_plans/")
+
+
+@shared
+def test_cli_scores_the_ai_researcher_repository_folder(home: Path):
+    """`score DIR` on the repository as a user has it: lit_review/ is skipped with one line, the 213 ideas of
+    experiment_plans/ are scored (issue 42: it failed on lit_review/bias_prompting_method.json, 'fits no layout')."""
+    out = hs(home, "score", str(REPOSITORY), "--system", "ai-researcher-cli", "--run", "repo", "--verifier", "none")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "213 scored, 0 refused" in out.stderr
+    lines = [x for x in out.stderr.splitlines() if "lit_review" in x]
+    assert len(lines) == 1 and "literature review" in lines[0] and "skipped" in lines[0]
+    assert db_rows(home, "SELECT count(*) FROM ideas JOIN runs ON runs.id = ideas.run_id WHERE runs.system = ?",
+                   "ai-researcher-cli") == [(213,)]

@@ -32,6 +32,17 @@ def plan(**blocks) -> bytes:
 
 
 @shared
+def test_the_ai_researcher_repository_reads_its_plans_and_skips_its_literature_review():
+    read = read_path(PLANS.parent)
+    assert (read.read, len(read.ideas), len(read.refusals)) == (213, 213, 0)
+    assert [r.idea.id for r in read.ideas] == [r.idea.id for r in read_path(PLANS).ideas]
+    assert len(read.literature) == 8 and all("/lit_review/" in f for f in read.literature)
+    assert len(read.notes) == 1 and "lit_review/: 8 file(s) of AI-Researcher's literature review" in read.notes[0]
+    with pytest.raises(LayoutError, match="literature review.*not ideas: score its experiment_plans/"):
+        read_path(PLANS.parent / "lit_review")
+
+
+@shared
 def test_shared_ai_researcher_plans_read_as_one_run():
     read = read_path(PLANS)
     assert (read.read, len(read.ideas), len(read.refusals), read.files) == (213, 213, 0, 213)
@@ -131,7 +142,7 @@ def test_values_that_are_not_strings_read_as_text():
 
 
 @pytest.mark.parametrize(("name", "data", "fmt", "field"), [
-    ("lit_review/bias.json", b'{"topic_description": "x", "paper_bank": []}', "auto", "full_experiment_plan"),
+    ("lit_review/bias.json", b'{"topic_description": "x", "paper_bank": []}', "auto", "paper_bank"),
     ("list.json", b'[{"paper": 1}]', "auto", "Experiment"),
     ("empty.json", b"[]", "auto", "Experiment"),
     ("t/plan.json", plan(full_experiment_plan=FULL), "ai-scientist", "Experiment"),

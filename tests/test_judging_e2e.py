@@ -145,3 +145,36 @@ def test_http_judging_is_a_job_with_progress(tmp_path, scored, chat, server_fact
     assert httpx.get(f"{server.url}/v1/judging/audit", params={"judge": ["judge-model@paper-v1", "x"]},
                      timeout=30).status_code == 404
     assert httpx.get(f"{server.url}/v1/runs/nope/judge", timeout=30).status_code == 404
+
+
+def test_a_run_label_two_systems_share_is_taken_by_judge_run_export_and_audit(tmp_path, scored, chat, server_factory):
+    """issue 42: `judge run --run L` and `judge audit --run L` refused a label two systems share with a query-string
+    hint; now they take both systems' runs (or one with --system), and a command that needs one run names
+    --system on the command line and ?system= over HTTP."""
+    home = scored_home(tmp_path, scored)
+    done = run_cli(home, "score", str(IDEAS), "--system", "vanilla", "--run", "r1", "--verifier", "none", "--json")
+    assert done.returncode == 0, done.stderr
+    both = cli(home, chat, "run", "--run", "r1", "--backend", "openai", "--json")["runs"]
+    assert [(r["ideas"], r["judged"]) for r in both] == [(12, 12), (12, 12)]
+    assert len({r["run_id"] for r in both}) == 2
+    assert sum(r["new_calls"] for r in both) == 48  # the same texts: the second run's answers come from the cache
+    one = cli(home, chat, "run", "--run", "r1", "--system", "vanilla", "--backend", "openai", "--prompt",
+              "reviewers-v1", "--json")
+    assert one["ideas"] == 12 and one["new_calls"] == 48
+    cli(home, chat, "run", "--run", "r1", "--system", "rag", "--backend", "openai", "--prompt", "reviewers-v1")
+    a, b = both[0]["judge"], one["judge"]
+    audited = cli(home, chat, "audit", "--judge", a, "--judge", b, "--run", "r1", "--json")
+    assert audited["ideas"] == 24
+    only = cli(home, chat, "audit", "--judge", a, "--judge", b, "--run", "r1", "--system", "rag", "--json")
+    assert only["ideas"] == 12
+    out = tmp_path / "a.jsonl"
+    cli(home, chat, "export", "--run", "r1", "--judge", a, "--out", str(out))
+    assert len(out.read_text().splitlines()) == 24
+    pairs_file = tmp_path / "pairs.jsonl"
+    pairs_file.write_text(json.dumps({"a": "x", "b": "y"}) + "\n")
+    refused = run_cli(home, "judge", "pairs", "--run", "r1", "--pairs", str(pairs_file), env=env_for(chat))
+    assert refused.returncode == 2
+    assert "--system SYSTEM" in refused.stderr and "?system" not in refused.stderr
+    server = server_factory(home, env=env_for(chat))
+    answer = httpx.get(f"{server.url}/v1/runs/r1/scores", timeout=30)
+    assert answer.status_code == 404 and "?system=" in answer.json()["detail"] and "--system" not in answer.text

@@ -2,20 +2,20 @@
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
-from indexing.db import migrate
-from indexing.embedders import Embedder, load_embedder
-from indexing.embedders.runtime import manifest_backend
 from indexing.settings import Settings, get_settings
-from indexing.versions import IndexDamaged, LoadedIndex, load_current
 from service.cli.tables import FittingConsole
+
+if TYPE_CHECKING:  # imported where used: a command's --help loads neither the database layer nor the index's
+    from indexing.embedders import Embedder
+    from indexing.versions import LoadedIndex
 
 # no markup: what is printed quotes paths, ids, titles and input, which may hold "[/b]" or "[verifier]"; a table too
 # wide for the terminal prints as records rather than with its headers cut
@@ -25,6 +25,8 @@ JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON on std
 
 def ready_settings() -> Settings:
     """The settings, with the database migrated to the newest schema."""
+    from indexing.db import migrate
+
     settings = get_settings()
     migrate(settings.db_path)
     return settings
@@ -68,8 +70,19 @@ def progress_bars(enabled: bool = True) -> Iterator[Any]:
         yield progress
 
 
-def current_index(settings: Settings) -> tuple[LoadedIndex, Embedder]:
+def stage_bar(bars: Any, stage: str) -> Callable[[int, int], None] | None:
+    """A (done, total) progress callback advancing the stage's bar by one per call, or None without bars."""
+    if bars is None:
+        return None
+    return lambda done, total: bars(stage, 1, total)
+
+
+def current_index(settings: Settings) -> "tuple[LoadedIndex, Embedder]":
     """The current index version and the model that built it, or exit saying what to do."""
+    from indexing.embedders import load_embedder
+    from indexing.embedders.runtime import manifest_backend
+    from indexing.versions import IndexDamaged, load_current
+
     try:
         loaded = load_current(settings.indexes_dir)
     except IndexDamaged as exc:

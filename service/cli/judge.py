@@ -8,7 +8,9 @@ from rich.table import Table
 
 from indexing.db import session_scope
 from indexing.llm import ModelUnavailable
-from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings, say
+from service.cli.common import (
+    JsonOpt, console, fail, print_json, progress_bars, ready_settings, say, stage_bar,
+)
 from service.judges import import_judge_scores
 from service.rejections import ImportRejected
 from service.judging import audit as audits
@@ -16,7 +18,7 @@ from service.judging import innoeval, pairwise, pointwise, prompts
 from service.judging.backends import BACKENDS, Judge, make_judge
 from service.metrics.parsing import InputFileError, MetricsInputError, read_records
 from service.runs import RunNotFound
-from service.verify import run_id_of
+from service.verify import run_id_of, run_ids_of
 
 app = typer.Typer(help="LLM-judge scores of stored ideas.", no_args_is_help=True)
 
@@ -56,8 +58,8 @@ def import_(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="
 
 BackendOpt = typer.Option("local", "--backend", help=f"{' or '.join(BACKENDS)} (local: the packaged model).")
 PromptOpt = typer.Option(prompts.DEFAULT, "--prompt", help="A prompt version (hindsight judge prompts).")
-RunOpt = typer.Option(..., "--run", help="Run id, or label (with --system when ambiguous).")
-SystemOpt = typer.Option(None, "--system", help="The run's system, when its label is ambiguous.")
+RunOpt = typer.Option(..., "--run", help="Run id, or label (every system's run with it, or one with --system).")
+SystemOpt = typer.Option(None, "--system", help="Only this system's run of the label.")
 
 
 def _judge(backend: str, prompt: str) -> tuple[Judge, prompts.PromptVersion]:
@@ -74,10 +76,19 @@ def _judge(backend: str, prompt: str) -> tuple[Judge, prompts.PromptVersion]:
 
 
 def _run_id(run: str, system: str | None) -> int:
+    """The one run a command needs (a label several systems share needs --system)."""
     try:
         return run_id_of(ready_settings().db_path, run, system)
     except RunNotFound as exc:
-        fail(str(exc))
+        fail(f"--run: {exc.text('--system SYSTEM')}")
+
+
+def _run_ids(run: str, system: str | None) -> list[int]:
+    """Every run --run names: a label shared by several systems names each one's run (one with --system)."""
+    try:
+        return run_ids_of(ready_settings().db_path, run, system)
+    except RunNotFound as exc:
+        fail(f"--run: {exc.text('--system SYSTEM')}")
 
 
 @app.command("prompts")
@@ -105,9 +116,10 @@ def run_(run: str = RunOpt, system: str | None = SystemOpt, backend: str = Backe
          json_out: bool = JsonOpt) -> None:
     """Rate each idea of a stored run on novelty, feasibility, impact and overall (1-10). Answers are cached by
     (judge revision, idea text), so a rerun or a superset asks nothing twice and a killed run resumes. --json: one
-    report (judge, ideas, new_calls, invalid per dimension, ...), or {"runs": [...]} for several prompts."""
+    report (judge, ideas, new_calls, invalid per dimension, ...), or {"runs": [...]} for several prompts or runs
+    (a label several systems share)."""
     settings = ready_settings()
-    run_id = _run_id(run, system)
+    run_ids = _run_ids(run, system)
     versions = []
     for name in dict.fromkeys(prompt):
         try:
@@ -115,19 +127,26 @@ def run_(run: str = RunOpt, system: str | None = SystemOpt, backend: str = Backe
         except KeyError as exc:
             fail(f"--prompt: {exc.args[0]}")
     judge, _ = _judge(backend, versions[0].name)
+    reports: list[pointwise.RunJudgement] = []
     with progress_bars(not json_out) as bars:
-        reports = pointwise.judge_runs(settings.db_path, run_id, judge=judge, versions=versions, samples=samples,
-                                       progress=(lambda done, total: bars("judge", 1, total)) if bars else None)
+        for run_id in run_ids:
+            done = pointwise.judge_runs(settings.db_path, run_id, judge=judge, versions=versions, samples=samples,
+                                        progress=stage_bar(bars, f"run {run_id}"))
+            reports += done
+            if done[0].stopped:
+                break
     if json_out:
         print_json(reports[0].as_dict() if len(reports) == 1 else {"runs": [r.as_dict() for r in reports]})
     else:
         for report in reports:
             invalid = ", ".join(f"{d} {n}" for d, n in report.invalid.items())
-            console.print(f"run {run_id}: {report.judged} of {report.ideas} ideas judged as {report.judge} "
+            console.print(f"run {report.run_id}: {report.judged} of {report.ideas} ideas judged as {report.judge} "
                           f"({report.revision}); {report.new_calls} new calls, {report.cached} answers from the "
                           f"cache; invalid: {invalid}; {report.seconds:.1f} s", highlight=False)
-    if reports[0].stopped:
-        fail(f"stopped after {min(r.judged for r in reports)} ideas: {reports[0].stopped}", 3)
+    stopped = [r for r in reports if r.stopped]
+    if stopped:
+        fail(f"stopped in run {stopped[0].run_id} after {min(r.judged for r in stopped)} ideas: "
+             f"{stopped[0].stopped}", 3)
 
 
 @app.command("export")
@@ -138,17 +157,22 @@ def export(run: str = RunOpt, system: str | None = SystemOpt,
            json_out: bool = JsonOpt) -> None:
     """Write a run's scores by a judge as the JSONL `hindsight judge import` reads (a lossless round trip)."""
     settings = ready_settings()
-    run_id = _run_id(run, system)
+    run_ids = _run_ids(run, system)
+    rows: list[dict] = []
+    empty = 0
     with session_scope(settings.db_path) as session:
-        rows, empty = pointwise.export_rows(session, run_id=run_id, judge=judge)
+        for run_id in run_ids:
+            some, none = pointwise.export_rows(session, run_id=run_id, judge=judge)
+            rows, empty = rows + some, empty + none
     if not rows and not empty:
-        fail(f"judge {judge!r} has no scores in run {run_id}")
+        fail(f"judge {judge!r} has no scores in run {', '.join(map(str, run_ids))}")
     text = pointwise.to_jsonl(rows)
     if out is None:
         print(text, end="")
         return
     out.write_text(text, encoding="utf-8")
-    summary = {"file": str(out), "rows": len(rows), "without_score": empty, "judge": judge, "run_id": run_id}
+    summary = {"file": str(out), "rows": len(rows), "without_score": empty, "judge": judge,
+               **({"run_id": run_ids[0]} if len(run_ids) == 1 else {"run_ids": run_ids})}
     if json_out:
         print_json(summary)
     else:
@@ -163,41 +187,52 @@ def pairs(run: str = RunOpt, system: str | None = SystemOpt,
           within: str | None = typer.Option(None, "--within", help="topic: every pair of ideas sharing a topic."),
           limit: int | None = typer.Option(None, "--limit", min=1, help="At most this many pairs (--within)."),
           backend: str = BackendOpt, prompt: str = PromptOpt, json_out: bool = JsonOpt) -> None:
-    """Which of two ideas is more novel, asked in both orders; an order-inconsistent pair is a tie (counted)."""
+    """Which of two ideas is more novel, asked in both orders; an order-inconsistent pair is a tie (counted).
+    --within topic over a label several systems share pairs each system's run's ideas apart."""
     settings = ready_settings()
-    run_id = _run_id(run, system)
     if (pairs_file is None) == (within is None):
         fail("give --pairs FILE or --within topic")
     if within is not None and within != "topic":
         fail(f"--within: only topic is known, got {within!r}")
+    # a file's pairs are one run's idea ids
+    run_ids = [_run_id(run, system)] if pairs_file is not None else _run_ids(run, system)
+    chosen: dict[int, list] = {}
     try:
-        chosen = (pairwise.read_pairs_file(pairs_file) if pairs_file is not None
-                  else pairwise.within_topic(pairwise.run_ideas(settings.db_path, run_id), limit))
+        for run_id in run_ids:
+            chosen[run_id] = (pairwise.read_pairs_file(pairs_file) if pairs_file is not None
+                              else pairwise.within_topic(pairwise.run_ideas(settings.db_path, run_id), limit))
     except pairwise.PairsError as exc:
         fail(str(exc))
     judge, version = _judge(backend, prompt)
+    reports = []
     with progress_bars(not json_out) as bars:
-        try:
-            report = pairwise.judge_pairs(settings.db_path, run_id, judge=judge, prompt=version, pairs=chosen,
-                                          progress=(lambda done, total: bars("pairs", 1, total)) if bars else None)
-        except pairwise.PairsError as exc:
-            fail(str(exc))
+        for run_id, wanted in chosen.items():
+            try:
+                reports.append(pairwise.judge_pairs(settings.db_path, run_id, judge=judge, prompt=version,
+                                                    pairs=wanted, progress=stage_bar(bars, f"run {run_id}")))
+            except pairwise.PairsError as exc:
+                fail(str(exc))
+            if reports[-1].stopped:
+                break
     if json_out:
-        print_json(report.as_dict())
+        print_json(reports[0].as_dict() if len(reports) == 1 else {"runs": [r.as_dict() for r in reports]})
     else:
-        rate = "–" if report.swap_flip_rate is None else f"{report.swap_flip_rate:.3f}"
-        console.print(f"run {run_id}: {report.judged} of {report.pairs} pairs in both orders as {report.judge}; "
-                      f"consistent {report.consistent}, ties {report.ties}, invalid {report.invalid}; order-swap "
-                      f"flip rate {rate} ({report.swap_flips}/{report.swap_compared}); {report.new_calls} new "
-                      "calls", highlight=False)
-    if report.stopped:
-        fail(f"stopped after {report.judged} pairs: {report.stopped}", 3)
+        for run_id, report in zip(chosen, reports):
+            rate = "–" if report.swap_flip_rate is None else f"{report.swap_flip_rate:.3f}"
+            console.print(f"run {run_id}: {report.judged} of {report.pairs} pairs in both orders as {report.judge}; "
+                          f"consistent {report.consistent}, ties {report.ties}, invalid {report.invalid}; "
+                          f"order-swap flip rate {rate} ({report.swap_flips}/{report.swap_compared}); "
+                          f"{report.new_calls} new calls", highlight=False)
+    if reports[-1].stopped:
+        fail(f"stopped after {reports[-1].judged} pairs: {reports[-1].stopped}", 3)
 
 
 @app.command("audit")
 def audit(judges: list[str] = typer.Option(..., "--judge", help="Two judges' stored names: --judge A --judge B."),
-          runs: list[str] = typer.Option(None, "--run", help="Runs to audit (repeatable); every idea both judged "
-                                                             "when absent."),
+          runs: list[str] = typer.Option(None, "--run", help="Runs to audit, ids or labels (repeatable; a label "
+                                                             "names every system's run with it); every idea both "
+                                                             "judged when absent."),
+          system: str | None = typer.Option(None, "--system", help="Only this system's runs of the labels."),
           cut: float | None = typer.Option(None, "--cut", help="A verdict is score >= cut (HINDSIGHT_JUDGE_CUT)."),
           n_boot: int = typer.Option(2000, "--n-boot", min=1, help="Bootstrap resamples."),
           seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
@@ -205,7 +240,7 @@ def audit(judges: list[str] = typer.Option(..., "--judge", help="Two judges' sto
     """Per dimension, overall and per run: flips of the verdicts at the cut, rank agreement, the mean shift,
     invalid and missing counts per side, the prompt versions, bootstrap intervals."""
     settings = ready_settings()
-    run_ids = [_run_id(r, None) for r in runs or []]
+    run_ids = list(dict.fromkeys(i for r in runs or [] for i in _run_ids(r, system)))
     try:
         with session_scope(settings.db_path) as session:
             result = audits.audit(session, judges=judges, runs=run_ids or None,

@@ -3,13 +3,16 @@
 import typer
 
 from indexing.matcher.verifier import VerifierUnavailable, make_verifier, registries, rule_for
-from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings
+from service.cli.common import (
+    JsonOpt, console, fail, print_json, progress_bars, ready_settings, stage_bar,
+)
 from service.runs import RunNotFound
-from service.verify import run_id_of, verify_run
+from service.verify import run_ids_of, verify_run
 
 
-def verify(run: str = typer.Option(..., "--run", help="Run id, or label (with --system when ambiguous)."),
-           system: str | None = typer.Option(None, help="The run's system, when its label is ambiguous."),
+def verify(run: str = typer.Option(..., "--run", help="Run id, or label (every system's run with it, or one with "
+                                                       "--system)."),
+           system: str | None = typer.Option(None, help="Only this system's run of the label."),
            top: int | None = typer.Option(None, "--top", min=1, max=50,
                                           help="Candidates per idea to read (default HINDSIGHT_VERIFIER_TOP_K, 5)."),
            verifier: str = typer.Option("auto", help="auto (local where installed), local or openai."),
@@ -19,27 +22,33 @@ def verify(run: str = typer.Option(..., "--run", help="Run id, or label (with --
     settings = ready_settings()
     top_k = top or settings.verifier_top_k
     try:
-        run_id = run_id_of(settings.db_path, run, system)
+        run_ids = run_ids_of(settings.db_path, run, system)
         found = make_verifier(verifier, settings)
     except RunNotFound as exc:
-        fail(str(exc))
+        fail(f"--run: {exc.text('--system SYSTEM')}")
     except VerifierUnavailable as exc:
         fail(str(exc))
     if found is None:
         fail("no verifier is installed: pip install -e '.[verifier]' for the local one, or set "
              "HINDSIGHT_VERIFIER_URL and HINDSIGHT_VERIFIER_MODEL and pass --verifier openai")
+    reports = []
     with progress_bars(not json_out) as bars:
-        report = verify_run(settings.db_path, run_id, verifier=found, top_k=top_k,
-                            rules=lambda version: rule_for(found.revision, version, registries(settings)),
-                            progress=(lambda done, total: bars("verify", 1, total)) if bars else None)
-    out = report.as_dict()
+        for run_id in run_ids:
+            reports.append(verify_run(
+                settings.db_path, run_id, verifier=found, top_k=top_k,
+                rules=lambda version: rule_for(found.revision, version, registries(settings)),
+                progress=stage_bar(bars, f"run {run_id}")))
+            if reports[-1].stopped:
+                break
     if json_out:
-        print_json(out)
+        print_json(reports[0].as_dict() if len(reports) == 1 else {"runs": [r.as_dict() for r in reports]})
     else:
-        console.print(f"run {run_id}: verified {report.verified} of {report.ideas} ideas with {report.verifier} "
-                      f"(top {top_k}); {report.new_calls} pairs read now, {report.cached} from the cache; "
-                      f"ideas realised {report.realised_before} -> {report.realised_after}, "
-                      f"with a direction match {report.direction_after}", highlight=False)
+        for report in reports:
+            console.print(f"run {report.run_id}: verified {report.verified} of {report.ideas} ideas with "
+                          f"{report.verifier} (top {top_k}); {report.new_calls} pairs read now, {report.cached} from "
+                          f"the cache; ideas realised {report.realised_before} -> {report.realised_after}, with a "
+                          f"direction match {report.direction_after}", highlight=False)
+    report = reports[-1]
     if report.stopped:
         why = report.stopped if "resume" in report.stopped else f"{report.stopped}; rerun to resume"
-        fail(f"stopped after {report.verified} ideas ({report.left} left): {why}", 3)
+        fail(f"stopped in run {report.run_id} after {report.verified} ideas ({report.left} left): {why}", 3)

@@ -40,6 +40,11 @@ def fits(value: object) -> bool:
                                         or isinstance(value.get("ideas"), dict))
 
 
+def is_literature(value: object) -> bool:
+    """lit_review/TOPIC.json: the papers the agent retrieved before generating (its knowledge), not ideas."""
+    return isinstance(value, dict) and "paper_bank" in value and not fits(value)
+
+
 def _bare(value: dict) -> str | None:
     """A file that is one block itself."""
     if "Problem Statement" in value and "Proposed Method" in value:

@@ -79,15 +79,35 @@ def read_files(files: list[SourceFile], fmt: str = "auto", *, mappings: dict[str
     result = ReadResult(files=len(files))
     for file in files:
         layout = _read_one(file, fmt, result, chosen, max_chars)
+        if layout is None:
+            continue
         if layout not in result.formats:
             result.formats.append(layout)
             if layout in DESCRIBE:
                 result.mappings[layout] = DESCRIBE[layout](chosen[layout])
+    if result.literature:
+        _note_literature(result, files)
     return result
 
 
+def _note_literature(result: ReadResult, files: list[SourceFile]) -> None:
+    """One line per folder of a generator's literature files; a read of nothing else is no read of ideas."""
+    folders: dict[str, int] = {}
+    for name in result.literature:
+        parent = str(PurePosixPath(name.replace("\\", "/")).parent)
+        folders[parent] = folders.get(parent, 0) + 1
+    for folder, n in folders.items():
+        result.notes.append(f"{folder}/: {n} file(s) of AI-Researcher's literature review (the papers it retrieved "
+                            "before generating, not ideas): skipped")
+    if len(result.literature) == len(files):
+        first = result.literature[0]
+        raise LayoutError(first, "paper_bank", "AI-Researcher's literature review (the papers it retrieved), not "
+                                               "ideas: score its experiment_plans/ folder or the repository's folder")
+
+
 def _read_one(file: SourceFile, fmt: str, result: ReadResult, mappings: dict[str, str],
-              max_chars: int | None) -> str:
+              max_chars: int | None) -> str | None:
+    """The layout the file was read in; None for a generator's literature file (skipped, listed)."""
     try:
         text = file.data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -102,6 +122,9 @@ def _read_one(file: SourceFile, fmt: str, result: ReadResult, mappings: dict[str
             raise LayoutError(file.name, "<file>", f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") \
                 from None
         value, whole = None, False
+    if whole and fmt in ("auto", ai_researcher.NAME) and ai_researcher.is_literature(value):
+        result.literature.append(file.name)
+        return None
     layout = fmt if fmt != "auto" else _recognise(file, value) if whole else jsonl.NAME
     if layout == jsonl.NAME:
         if whole and isinstance(value, list):  # one JSON array of ideas, as many tools write them: record = index

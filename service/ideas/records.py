@@ -75,6 +75,7 @@ class ReadResult:
     refusals: list[Refusal] = field(default_factory=list)
     mappings: dict[str, dict] = field(default_factory=dict)  # per layout: which fields made problem and method
     ignored: list[str] = field(default_factory=list)  # files in a directory that are not JSON
+    literature: list[str] = field(default_factory=list)  # a generator's literature files beside its ideas: skipped
     notes: list[str] = field(default_factory=list)  # what was read other than written (a repeated name renamed)
     _seen: dict[str, str] = field(default_factory=dict, repr=False)
 
@@ -90,7 +91,8 @@ class ReadResult:
     def counts(self) -> dict:
         return {"formats": self.formats, "files": self.files, "read": self.read, "accepted": len(self.ideas),
                 "refused": len(self.refusals), "refusals": [r.as_dict() for r in self.refusals],
-                "mappings": self.mappings, "ignored_files": self.ignored, "notes": self.notes}
+                "mappings": self.mappings, "ignored_files": self.ignored, "literature_files": self.literature,
+                "notes": self.notes}
 
     def refuse(self, file: SourceFile, record: str, field: str, reason: str) -> None:
         self.refusals.append(Refusal(file.name, record, field, reason))

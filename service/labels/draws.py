@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 from indexing.models import Idea, Run, Score
 from service.labels.candidates import candidates_of, lookback_candidates_of
 from service.labels.models import Draw, DrawIdea, Label
+from service.runs import RunNotFound, runs_named
 
 
 class LabelError(ValueError):
@@ -27,17 +28,10 @@ class LabelError(ValueError):
 
 def runs_of(session: Session, ref: str, system: str | None = None) -> list[Run]:
     """The stored runs a reference names: a numeric id, or a label (every system's run with it, or one system's)."""
-    query = select(Run).where(Run.label == ref)
-    if system:
-        query = query.where(Run.system == system)
-    found = list(session.scalars(query.order_by(Run.system, Run.id)))
-    if not found and ref.isascii() and ref.isdigit() and int(ref) < 2**63:
-        run = session.get(Run, int(ref))
-        if run is not None and (not system or run.system == system):
-            found = [run]
-    if not found:
-        raise LabelError("run", f"no run {ref!r}" + (f" for system {system!r}" if system else ""), 404)
-    return found
+    try:
+        return runs_named(session, ref, system)
+    except RunNotFound as exc:
+        raise LabelError("run", str(exc), 404) from None
 
 
 def draw(session: Session, *, run: str, n: int, seed: int | None = None, system: str | None = None) -> dict:

@@ -23,6 +23,7 @@ JUDGED_LISTS = ("reviewed", "same_problem", "same_problem_and_approach")
 # would
 JUDGED_FIELDS = {"idea", "topic", "title", "notes", "run", "system", "annotator", *JUDGED_LISTS}
 MAX_ERRORS = 200
+NO_ANNOTATOR = "missing: give it in the row or as the import's annotator (--annotator; ?annotator= over HTTP)"
 
 
 @dataclass
@@ -153,7 +154,7 @@ def _parse(session: Session, data: bytes, *, fmt: str, run: str | None, system: 
         who = row.get("annotator", annotator)
         who_ok = _text(who, 128)
         if who_ok is None:
-            bad(line, "annotator", "missing: give it in the row or with --annotator" if who is None
+            bad(line, "annotator", NO_ANNOTATOR if who is None
                 else f"expected a non-empty string of at most 128 characters, got {str(who)[:40]!r}")
         if kind == "labels":
             unknown = sorted(set(row) - LABEL_FIELDS)
@@ -189,7 +190,7 @@ def _parse(session: Session, data: bytes, *, fmt: str, run: str | None, system: 
             seen = list(dict.fromkeys(lists["reviewed"] + lists["same_problem"] + lists["same_problem_and_approach"]))
             wanted = [(p, "realised" if p in realised else "direction" if p in direction else "none") for p in seen]
         if _text(run_ref) is None:
-            bad(line, "run", "missing: give it in the row or with --run")
+            bad(line, "run", "missing: give it in the row or as the import's run (--run; ?run= over HTTP)")
             continue
         if sys_ref is not None and _text(sys_ref) is None:
             bad(line, "system", "expected a non-empty string")
@@ -255,7 +256,7 @@ def _sheet_row(line: int, row: dict, annotator: str | None, ideas: _Ideas, bad,
     who = row.get("annotator") or annotator
     who_ok = _text(who, 128)
     if who_ok is None:
-        bad(line, "annotator", "missing: fill it in the row or give --annotator" if not who
+        bad(line, "annotator", NO_ANNOTATOR if not who
             else f"expected a non-empty string of at most 128 characters, got {str(who)[:40]!r}")
         ok = False
     paper_id = _text(row.get("paper_id"))
