@@ -60,6 +60,13 @@ def score(ideas_path: Path = typer.Argument(..., exists=True, metavar="FILE|DIR"
                                                   "HINDSIGHT_VERIFIER)."),
           verifier_top_k: int = typer.Option(None, "--verifier-top-k", min=1, max=50,
                                              help="Candidates per idea the verifier reads (default 5)."),
+          prior_art: bool = typer.Option(None, "--prior-art/--no-prior-art",
+                                         help="Also decide each idea's top K papers in the look-back window before "
+                                              "the cutoff and give its prior-art class (default HINDSIGHT_PRIOR_ART, "
+                                              "on)."),
+          lookback_days: int = typer.Option(None, "--lookback-days", min=1, max=36_500,
+                                            help="Days the look-back window reaches before the cutoff (default "
+                                                 "730)."),
           json_out: bool = JsonOpt) -> None:
     """Score ideas as a generator wrote them (HindSight JSONL, AI-Researcher plans, AI-Scientist ideas.json) against
     the current index and store them under the run; AI-Scientist's own ratings become judge `ai-scientist-self`."""
@@ -81,7 +88,7 @@ def score(ideas_path: Path = typer.Argument(..., exists=True, metavar="FILE|DIR"
         try:
             done = score_run(settings, loaded=loaded, embedder=embedder, read=read, system=system, run=run,
                              knowledge_cutoff=knowledge_cutoff, cutoff=cutoff, until=until, top_k=top_k,
-                             matcher=matcher, verifier=step,
+                             matcher=matcher, verifier=step, prior_art=prior_art, lookback_days=lookback_days,
                              progress=(lambda n, total: bars("score", n, total)) if bars else None)
         except SystemInputError as exc:
             fail(f"--{exc.field.replace('_', '-')}: {exc}")
@@ -98,16 +105,20 @@ def score(ideas_path: Path = typer.Argument(..., exists=True, metavar="FILE|DIR"
         print_json({**context.model_dump(), "system": system, "run": run, "run_id": run_id, "read": counts,
                     "judge_scores": ratings, "ideas": [r.model_dump() for r in results]})
         return
-    table = Table("idea", "topic", "score", "matched", "best match", "similarity",
+    lookback = context.lookback_window
+    table = Table("idea", "topic", "score", "matched", *(("prior art",) if lookback else ()), "best match",
+                  "similarity",
                   title=f"{system}/{run}: model {context.model}, matcher {context.matcher} {context.matcher_version}, "
                         + (f"verifier {context.verifier} (top {context.verifier_top_k}), " if context.verifier else "")
                         + f"index {context.index_version}, window {context.window['start']}..{context.window['end']}"
-                        + (" (LEAK RISK)" if context.leak_risk else ""))
+                        + (" (LEAK RISK)" if context.leak_risk else "")
+                        + (f", look-back {lookback_text(lookback)}" if lookback else ""))
     for r in results:
         best = next((x for x in r.matches if x.above_threshold), r.matches[0] if r.matches else None)
         table.add_row(r.id, (r.origin.topic or "-") if r.origin else "-", f"{r.score:.3f}",
-                      "yes" if r.matched else "no", (best.title[:60] if best else "-"),
-                      f"{best.similarity:.3f}" if best else "-")
+                      "yes" if r.matched else "no", *((r.prior_art.class_realised if r.prior_art else "-",)
+                                                      if lookback else ()),
+                      (best.title[:60] if best else "-"), f"{best.similarity:.3f}" if best else "-")
     console.print(table)
     mean = sum(r.score for r in results) / len(results)
     rate = sum(r.matched for r in results) / len(results)
@@ -119,9 +130,36 @@ def score(ideas_path: Path = typer.Argument(..., exists=True, metavar="FILE|DIR"
         console.print(f"  note: {note}", highlight=False)
     console.print(f"{len(results)} ideas: mean score {mean:.3f}, match rate {rate:.0%}"
                   + (f"; written to {out}" if out else ""), highlight=False)
+    if lookback:
+        for line in prior_art_lines(results, lookback):
+            console.print(line, highlight=False)
     if ratings:
         console.print(f"the generator's own ratings stored as judge {', '.join(ratings['judges'])} "
                       f"({', '.join(ratings['dimensions'])}) for {ratings['ideas']} ideas", highlight=False)
+
+
+def lookback_text(lookback: dict) -> str:
+    """The look-back window as the score command's title names it."""
+    if lookback["start"] is None:
+        return f"none before {lookback['end']} (unknown)"
+    return f"{lookback['start']}..{lookback['end']}" + (" (clipped)" if lookback["clipped"] else "")
+
+
+def prior_art_lines(results: list, lookback: dict) -> list[str]:
+    """The prior-art classes counted at each level, with the knowledge cutoff beside them."""
+    from service.prior_art.classes import ALL_CLASSES
+
+    lines = []
+    for level in ("realised", "direction"):
+        counts = {c: sum((getattr(r.prior_art, f"class_{level}") if r.prior_art else None) == c for r in results)
+                  for c in ALL_CLASSES}
+        lines.append(f"prior art ({level}): " + ", ".join(f"{c} {n}" for c, n in counts.items() if n))
+    if lookback["knowledge_cutoff"]:
+        before = sum(bool(r.prior_art and r.prior_art.n_realised_before_knowledge) for r in results)
+        after = sum(bool(r.prior_art and r.prior_art.n_realised_after_knowledge) for r in results)
+        lines.append(f"knowledge cutoff {lookback['knowledge_cutoff']}: {before} ideas with realised prior art the "
+                     f"generator could have read, {after} with realised prior art published after it")
+    return lines
 
 
 def serve(host: str = typer.Option("127.0.0.1", help="Bind address."),
