@@ -1,11 +1,13 @@
-"""One stored idea with its score, all its retrieved papers and its judge scores."""
+"""One stored idea with its score, all its retrieved papers on both sides of the cutoff (dated, for the timeline)
+and its judge scores."""
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from indexing.models import Idea, JudgeScore, Score
+from indexing.models import Idea, JudgeScore, Paper, Score, System
 from service.analyses.selection import NotFound
 from service.judges import DIMENSIONS
+from service.prior_art.store import prior_art_out, stored_prior_art, window_of
 from service.runs import match_verdict_of, origin_of, verifier_of
 
 
@@ -16,6 +18,10 @@ def idea_detail(session: Session, *, idea_pk: int) -> dict:
         raise NotFound("idea_pk", f"no idea with pk {idea_pk}")
     s = idea.score
     judges = session.scalars(select(JudgeScore).where(JudgeScore.idea_pk == idea_pk).order_by(JudgeScore.judge))
+    prior = stored_prior_art(session, [s.id]).get(s.id) if s is not None else None
+    dates = dict(session.execute(select(Paper.paper_id, Paper.publication_date).where(
+        Paper.paper_id.in_([m.paper_id for m in s.matches]))).all()) if s is not None else {}
+    declared = session.scalar(select(System.knowledge_cutoff).where(System.name == idea.run.system))
     return {
         "idea_pk": idea.pk, "idea_id": idea.idea_id, "system": idea.run.system, "run": idea.run.label,
         "run_id": idea.run_id, "problem": idea.problem, "method": idea.method, "text": idea.text,
@@ -33,6 +39,12 @@ def idea_detail(session: Session, *, idea_pk: int) -> dict:
              "above_threshold": m.above_threshold, "p_realised": m.p_realised, "p_direction": m.p_direction,
              "p_method": m.p_method, "realised": m.realised, "direction": m.direction,
              "evidence_sentence": m.evidence_sentence, "problem_sentence": m.problem_sentence,
-             "shared_terms": m.shared_terms, **match_verdict_of(m)} for m in s.matches],
+             "shared_terms": m.shared_terms, **match_verdict_of(m),
+             "publication_date": dates[m.paper_id].isoformat() if m.paper_id in dates else None} for m in s.matches],
+        # the look-back side (null when scored without prior art) and the knowledge cutoff, for the timeline
+        "prior_art": prior_art_out(prior).model_dump() if prior is not None else None,
+        "lookback_window": window_of(prior) if prior is not None else None,
+        "knowledge_cutoff": (prior.knowledge_cutoff.isoformat() if prior is not None and prior.knowledge_cutoff
+                             else declared.isoformat() if declared else None),
         "judges": [{"judge": j.judge, **{d: getattr(j, d) for d in DIMENSIONS}} for j in judges],
     }

@@ -101,6 +101,7 @@ function renderSystems(answer) {
       el("td", { class: "num" }, fmt(c.effect_size.value, 2)),
     )));
   if (!shown.length) table("comparison-table", [["Select at least two systems to compare them."]], []);
+  renderPriorArtSystems(answer);
 }
 
 function renderCorrelations(answer) {
@@ -231,7 +232,10 @@ async function openIdea(pk) {
         s.warnings.map((w) => el("li", {}, w))) : "",
       el("p", {}, d.judges.map((j) => `${j.judge}: ` + JUDGE_DIMENSIONS.filter((k) => j[k] !== null && j[k] !== undefined)
         .map((k) => `${k} ${fmt(j[k], 1)}`).join(", ")).join(" · ") || "no judge scores"),
+      priorArtTimeline(d),
+      el("h3", {}, "After the cutoff"),
       s && (s.matcher === "hybrid" || s.verifier) ? hybridTable(d.matches, Boolean(s.verifier)) : denseTable(d.matches),
+      priorArtSection(d),
     );
     $("idea-dialog").showModal();
   } catch (err) { showError(err.message); }
