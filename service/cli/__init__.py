@@ -1,29 +1,51 @@
-"""The `hindsight` command line."""
+"""The `hindsight` command line.
+
+Its commands are listed here and imported when they run (lazy.py): `hindsight --help` imports none of them.
+"""
 
 import typer
 
-from service.cli import calibrate, fetch, index, papers, scoring
-from service.cli import metrics as metrics_cli
-from service.cli import analyze, judge, system, verify
-from service.cli import label as label_cli
+from service.cli.lazy import Lazy, LazyGroup
 
-app = typer.Typer(help="HindSight: judge research-idea generators by the future.", no_args_is_help=True,
+
+class Commands(LazyGroup):
+    table = {
+        "ingest": Lazy("service.cli.papers:ingest",
+                       "Validate and upsert paper files into the store, one transaction per file."),
+        "score": Lazy("service.cli.scoring:score",
+                      "Score ideas as a generator wrote them (HindSight JSONL, AI-Researcher plans, AI-Scientist "
+                      "ideas.json) against the current index and store them under the run; AI-Scientist's own "
+                      "ratings become judge `ai-scientist-self`."),
+        "serve": Lazy("service.cli.scoring:serve", "Run the HTTP API (like uvicorn); docs at /docs."),
+        "calibrate": Lazy("service.cli.calibrate:calibrate", "Pick the match threshold for a model from positive "
+                                                             "(idea, paper) pairs, or fit the hybrid matcher."),
+        "evaluate": Lazy("service.cli.calibrate:evaluate",
+                         "Retrieval quality of the current index: recall@1/5/20 of named sources, match and "
+                         "false-match rates; for ideas labelled with a `kind`, per kind for hybrid, dense-only and "
+                         "BM25-only with bootstrap intervals."),
+        "verify": Lazy("service.cli.verify:verify",
+                       "Verify a stored run: its stored decisions and scores become the verified ones (the "
+                       "embedding-only ones are kept beside them). Every verdict is cached, so a killed run resumes "
+                       "and a second run makes no new calls."),
+        "index": Lazy("service.cli.index:app", "Build, inspect and publish index versions."),
+        "judge": Lazy("service.cli.judge:app", "LLM-judge scores of stored ideas."),
+        "fetch": Lazy("service.cli.fetch:app", "Fetch a corpus from OpenAlex or Semantic Scholar (resumable)."),
+        "refresh": Lazy("service.cli.fetch:refresh_app", "Refresh what ages: citation counts."),
+        "analyze": Lazy("service.cli.analyze:app", "Analyses of stored scores against LLM-judge scores."),
+        "system": Lazy("service.cli.system:app", "Idea generators and their declared knowledge cutoffs."),
+        "label": Lazy("service.cli.label:app", "Label a random draw of a run's ideas; import and export labels."),
+        "metrics": Lazy("service.cli.metrics:app",
+                        "Metrics of neighbouring benchmarks (InnoEval, SIQA, ReviewMT, novelty audit)."),
+    }
+
+
+app = typer.Typer(cls=Commands, help="HindSight: judge research-idea generators by the future.", no_args_is_help=True,
                   pretty_exceptions_show_locals=False)
-app.command()(papers.ingest)
-app.command()(scoring.score)
-app.command()(scoring.serve)
-app.command()(calibrate.calibrate)
-app.command()(calibrate.evaluate)
-app.command()(verify.verify)
-app.add_typer(index.app, name="index")
-app.add_typer(judge.app, name="judge")
-app.add_typer(fetch.app, name="fetch")
-app.add_typer(fetch.refresh_app, name="refresh")
-app.add_typer(analyze.app, name="analyze")
-app.add_typer(system.app, name="system")
-app.add_typer(label_cli.app, name="label")
-app.add_typer(metrics_cli.app, name="metrics",
-              help="Metrics of neighbouring benchmarks (InnoEval, SIQA, ReviewMT, novelty audit).")
+
+
+@app.callback()
+def _root() -> None:
+    """HindSight: judge research-idea generators by the future."""
 
 
 def main() -> None:
