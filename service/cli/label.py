@@ -1,4 +1,4 @@
-"""`hindsight label draw|import|export|status`."""
+"""`hindsight label draw|import|export|status|suggest`."""
 
 from pathlib import Path
 
@@ -6,7 +6,7 @@ import typer
 from rich.table import Table
 
 from indexing.db import session_scope
-from service.cli.common import JsonOpt, console, fail, print_json, ready_settings
+from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings, stage_bar
 from service.labels.draws import LabelError, draw as draw_ideas, status as draw_status
 from service.labels import sheets
 from service.labels.store import FORMATS, ImportRejected, export_labels, import_labels
@@ -133,3 +133,53 @@ def status(run: str = RunOpt, system: str | None = SystemOpt, json_out: bool = J
         for a, v in s["outside_draws"].items():
             console.print(f"{s['system']}/{s['run']}: {a} labelled {v['ideas']} ideas outside any draw "
                           f"({v['labels']} labels): kept, not used in estimates", highlight=False)
+
+
+@app.command()
+def suggest(draws: list[int] = typer.Option(..., "--draw", min=1, help="The draw to label (repeatable)."),
+            backend: str = typer.Option("local", "--backend", help="local (the packaged model) or openai (the judge's "
+                                                                   "endpoint: HINDSIGHT_JUDGE_URL, _MODEL)."),
+            annotator: str | None = typer.Option(None, "--annotator", help="The model's annotator name (default "
+                                                                           "MODEL@label-v1); never a person's."),
+            candidates: int | None = typer.Option(None, "--candidates", min=1, max=50,
+                                                  help="Candidates per idea (default: the labelling view's)."),
+            json_out: bool = JsonOpt) -> None:
+    """Ask a model the labelling question for each candidate of the draws (answers cached: a rerun asks nothing
+    twice) and store its answers as the model's annotator; print its agreement (Cohen's kappa) with the others."""
+    from indexing.llm import ModelUnavailable
+    from service.judging.backends import BACKENDS, make_judge
+    from service.labels.suggest import suggest as suggest_labels
+
+    if backend not in BACKENDS:
+        fail(f"--backend: expected {' or '.join(BACKENDS)}, got {backend!r}")
+    if annotator is not None and not annotator.strip():
+        fail("--annotator: give a name")
+    settings = ready_settings()
+    try:
+        judge = make_judge(backend, settings)
+    except ModelUnavailable as exc:
+        fail(str(exc))
+    with progress_bars(not json_out) as bars:
+        try:
+            report = suggest_labels(settings.db_path, draws=draws, judge=judge, annotator=annotator,
+                                    candidates=candidates or settings.labels_top_k, progress=stage_bar(bars, "label"))
+        except LabelError as exc:
+            fail(f"--{exc.field}: {exc.message}")
+    if json_out:
+        print_json(report.as_dict())
+    else:
+        counts = ", ".join(f"{k} {v}" for k, v in report.labels.items())
+        console.print(f"{report.annotator}: {report.labelled} of {report.rows} candidates labelled ({counts}) on "
+                      f"{report.ideas} ideas; {report.invalid} answers unreadable (left unlabelled); "
+                      f"{report.new_calls} new calls, {report.cached} from the cache", highlight=False)
+        for k in report.agreement:
+            console.print(f"{k['a']} vs {k['b']} on {k['ideas']} ideas: pair kappa {_kappa(k['pair']['kappa'])} "
+                          f"({k['pair']['agree']} of {k['pair']['n']} agree); idea kappa realised "
+                          f"{_kappa(k['idea']['realised']['kappa'])}, direction "
+                          f"{_kappa(k['idea']['direction']['kappa'])}", highlight=False)
+    if report.stopped:
+        fail(f"stopped with {report.left} candidates left: {report.stopped}; rerun to resume", 3)
+
+
+def _kappa(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"

@@ -78,13 +78,13 @@ def read_files(files: list[SourceFile], fmt: str = "auto", *, mappings: dict[str
                                                       f"not {name!r}")
     result = ReadResult(files=len(files))
     for file in files:
-        layout = _read_one(file, fmt, result, chosen, max_chars)
-        if layout is None:
+        read_as = _read_one(file, fmt, result, chosen, max_chars)
+        if read_as is None:
             continue
-        if layout not in result.formats:
-            result.formats.append(layout)
-            if layout in DESCRIBE:
-                result.mappings[layout] = DESCRIBE[layout](chosen[layout])
+        if read_as not in result.formats:
+            result.formats.append(read_as)
+            if read_as in DESCRIBE:
+                result.mappings[read_as] = DESCRIBE[read_as](chosen[read_as])
     if result.literature:
         _note_literature(result, files)
     return result
