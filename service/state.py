@@ -139,6 +139,7 @@ class IndexHolder:
                 if embedder.revision != m["revision"]:
                     raise NoIndex(f"index {loaded.version} was built with {m['model']} revision {m['revision']}, "
                                   f"but this server loads revision {embedder.revision}; rebuild the index")
+                embedder.warm()  # every input length once, for the p99 of the requests to come
                 self._embedders[key] = embedder
                 heap.settle()
             return self._embedders[key]

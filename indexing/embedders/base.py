@@ -44,6 +44,11 @@ class Embedder(Protocol):
         by side)."""
         ...
 
+    def warm(self) -> None:
+        """Prepare for every input length before the first request (a server's start); a one-shot command does not
+        call it: the backend prepares the lengths its texts need."""
+        ...
+
 
 # How a vector is made beyond the model's revision: each text in an inference of its own, so its vector is its text's
 # alone (no batch-mate's padding or rounding). Part of the embedding cache's key only: vectors cached by builds that

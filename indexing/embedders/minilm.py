@@ -9,6 +9,7 @@ import numpy as np
 
 from indexing.embedders import onnx_backend, openvino_backend, runtime, solo
 from indexing.embedders.base import normalise, serialised_load
+from indexing.embedders.tokens import FastTokenizer
 
 # Calibrated on the 3,134 shared paperlists papers with abstracts: see docs/calibration-minilm.md.
 MINILM_THETA = 0.75
@@ -24,6 +25,13 @@ def weights_fingerprint(folder: Path) -> str:
         with path.open("rb") as fh:
             digest.update(fh.read(1 << 20))
     return digest.hexdigest()[:16]
+
+
+def max_seq_length(folder: str | Path) -> int:
+    """The tokens the weights read (sentence-transformers' max_seq_length); longer texts are truncated."""
+    import json
+
+    return int(json.loads((Path(folder) / "sentence_bert_config.json").read_text())["max_seq_length"])
 
 
 ONNX_BACKENDS = ("onnx", "onnx-int8")
@@ -67,11 +75,11 @@ def onnx_model(folder: Path, fingerprint: str, backend: str, export_dir: Path | 
     import shutil
     import tempfile
 
-    from sentence_transformers import SentenceTransformer, export_dynamic_quantized_onnx_model
-
     export_dir = Path(export_dir or Path.home() / ".cache" / "hindsight")
     target = export_dir / f"minilm-onnx-{fingerprint}"
     if not (target / "onnx" / "model.onnx").exists():
+        from sentence_transformers import SentenceTransformer
+
         export_dir.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".minilm-onnx-", dir=export_dir))
         SentenceTransformer(str(folder), device="cpu", backend="onnx").save(str(tmp))
@@ -85,6 +93,8 @@ def onnx_model(folder: Path, fingerprint: str, backend: str, export_dir: Path | 
     config = quantization_target()
     name = f"model_qint8_{config}.onnx"
     if not (target / "onnx" / name).exists():
+        from sentence_transformers import SentenceTransformer, export_dynamic_quantized_onnx_model
+
         tmp = Path(tempfile.mkdtemp(prefix=".minilm-int8-", dir=export_dir))
         model = SentenceTransformer(str(target), device="cpu", backend="onnx",
                                     model_kwargs={"file_name": "onnx/model.onnx"})
@@ -112,17 +122,12 @@ def _load(path: str, device: str, file_name: str | None, backend: str = "torch")
 def _onnx(folder: str, onnx_dir: str, file_name: str, per_text: bool) -> tuple[onnx_backend.ONNXEncoder, Any, int]:
     """One session per core on the ONNX file of the export of the packaged weights in folder, per process:
     (encoder, the export's tokenizer, the weights' max tokens)."""
-    import json
-
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(onnx_dir)
-    max_tokens = int(json.loads((Path(folder) / "sentence_bert_config.json").read_text())["max_seq_length"])
+    max_tokens = max_seq_length(folder)
+    tokenizer = FastTokenizer(Path(onnx_dir), max_tokens)
 
     def tokenize(texts: list[str]) -> dict[str, np.ndarray]:
         # as sentence-transformers' Transformer module does: stripped, truncated to max_seq_length
-        return dict(tokenizer([t.strip() for t in texts], padding=True, truncation=True, max_length=max_tokens,
-                              return_tensors="np"))
+        return tokenizer([t.strip() for t in texts])
 
     encoder = onnx_backend.ONNXEncoder(Path(onnx_dir) / file_name, tokenize, max_tokens=max_tokens,
                                        pad_id=tokenizer.pad_token_id or 0, per_text=per_text)
@@ -132,25 +137,22 @@ def _onnx(folder: str, onnx_dir: str, file_name: str, per_text: bool) -> tuple[o
 @serialised_load
 @lru_cache(maxsize=2)
 def _openvino(folder: str, fingerprint: str, export_dir: Path) -> tuple[openvino_backend.OpenVINOEncoder, Any, int]:
-    """One compiled int8 IR per process: (encoder, tokenizer, max tokens)."""
-    import json
+    """One compiled int8 IR per process: (encoder, tokenizer, max tokens). Once converted, neither transformers
+    nor torch is imported: the IR holds the pooling and `tokenizers` reads the tokenizer files."""
+    max_tokens = max_seq_length(folder)
+    tokenizer = FastTokenizer(Path(folder), max_tokens)
 
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    max_tokens = int(json.loads((Path(folder) / "sentence_bert_config.json").read_text())["max_seq_length"])
-
-    def graph():
+    def graph():  # the conversion's only: torch and transformers
+        import torch
         from transformers import AutoModel
 
-        example = tokenizer(["a title[SEP]an abstract", "another"], padding=True, return_tensors="pt",
-                            return_token_type_ids=False)
-        return openvino_backend.pooled_module(AutoModel.from_pretrained(folder), "mean"), dict(example)
+        example = tokenizer(["a title[SEP]an abstract", "another"], return_token_type_ids=False)
+        return (openvino_backend.pooled_module(AutoModel.from_pretrained(folder), "mean"),
+                {k: torch.from_numpy(v) for k, v in example.items()})
 
     def tokenize(texts: list[str]) -> dict[str, np.ndarray]:
         # as sentence-transformers' Transformer module does: stripped, truncated to max_seq_length
-        return dict(tokenizer([t.strip() for t in texts], padding=True, truncation=True, max_length=max_tokens,
-                              return_tensors="np", return_token_type_ids=False))
+        return tokenizer([t.strip() for t in texts], return_token_type_ids=False)
 
     xml = openvino_backend.converted(
         export_dir, openvino_backend.ir_name("minilm", fingerprint), graph, tokenize,
@@ -218,6 +220,12 @@ class MiniLMEmbedder:
             return self.model
         path, file_name, backend = self._sentence_transformer
         return _load(path, self.device, file_name, backend)
+
+    def warm(self) -> None:
+        if self.openvino is not None:
+            self.openvino.warm()
+        elif self.onnx is not None:
+            self.onnx.warm()
 
     def encode_many(self, groups: list[list[str]]) -> list[np.ndarray]:
         if self.openvino is not None:  # every text on its own, on every core at once

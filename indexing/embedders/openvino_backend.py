@@ -140,12 +140,15 @@ class OpenVINOEncoder(percore.PerCoreEncoder):
 
         core = ov.Core()
         model = core.read_model(str(xml))
+        # the compiled model is cached beside its IR, whose folder names the OpenVINO version; OpenVINO keys each blob
+        # by the model, this config and its own version: a second process compiles its copies in a quarter of the time
         config = {"PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1, "INFERENCE_NUM_THREADS": 1,
-                  "ENABLE_CPU_PINNING": False, "INFERENCE_PRECISION_HINT": precision()}
+                  "ENABLE_CPU_PINNING": False, "INFERENCE_PRECISION_HINT": precision(),
+                  "CACHE_DIR": str(Path(xml).parent / "compiled")}
         requests = [core.compile_model(model, "CPU", config).create_infer_request() for _ in range(cpu.cores())]
         super().__init__(requests, tokenize, dim=int(model.outputs[0].get_partial_shape()[1].get_length()),
                          max_tokens=max_tokens)
-        self._warmed = threading.Event()
+        self._met: set[int] = set()  # the input lengths every copy has run
         self._warm_lock = threading.Lock()
 
     def _run_copy(self, copy: Any, feeds: dict[str, np.ndarray]) -> np.ndarray:
@@ -158,28 +161,44 @@ class OpenVINOEncoder(percore.PerCoreEncoder):
         shape). Batch 1 costs the build's throughput under 10% against the batches of 4 used before on CPUs with
         VNNI, 12% on an AVX2-only one (docs/benchmarks.md).
 
-        The lengths are compiled on every copy at the first call: the CPU plugin prepares its kernels for each
-        input shape it meets, which doubled a query of a length it had not met yet (p99 of 200 new ideas' facets
-        68 ms, 34 ms once met)."""
+        The lengths these texts need and the copies have not met are run through every copy first (_warm)."""
         return super().encode(texts, batch_size=1, progress=progress)
 
-    def _warm(self) -> None:
-        """Every input length through every copy, once (1.6 s for MiniLM here). One copy after another, in
-        this thread: two fresh copies warmed at the same moment hung in OpenVINO's first tensor updates (1 run in
-        3, both threads inside `infer`)."""
-        if self._warmed.is_set():
+    def warm(self) -> None:
+        """Every input length through every copy, once (1.6 s for MiniLM here): the server does it at start, for its
+        p99. The CPU plugin prepares its kernels for each input shape it meets, which doubled a query of a length it
+        had not met yet (p99 of 200 new ideas' facets 68 ms, 34 ms once met)."""
+        self._prepare(solo.lengths(self._max_tokens))
+
+    def _warm(self, texts: list[str]) -> None:
+        """The lengths these texts need, through every copy that has not met them (a one-shot command's dozen ideas
+        meet a few lengths: it runs those, not all 32 on every copy)."""
+        if len(self._met) >= len(solo.lengths(self._max_tokens)):
+            return
+        counts: list[int] = []
+        with self._tokenizer_lock:
+            for start in range(0, len(texts), solo.CHUNK):
+                counts += self._tokenize(texts[start:start + solo.CHUNK])["attention_mask"].sum(axis=1).tolist()
+        self._prepare({solo.padded_length(n, self._max_tokens) for n in counts})
+
+    def _prepare(self, lengths) -> None:
+        """Run each length a copy has not met through every copy, one copy after another with every copy held: two
+        fresh copies meeting a shape at the same moment hung in OpenVINO's first tensor updates (1 run in 3, both
+        threads inside `infer`), so no copy meets a new length while another runs."""
+        if set(lengths) <= self._met:
             return
         with self._warm_lock:
-            if self._warmed.is_set():
+            todo = sorted(set(lengths) - self._met)
+            if not todo:
                 return
             with self._tokenizer_lock:
                 probe = self._tokenize(["a"])
             held = [self._copies.get() for _ in range(self.streams)]  # waits out any inference in flight
             try:
                 for request in held:
-                    for length in solo.lengths(self._max_tokens):
+                    for length in todo:
                         request.infer({k: np.resize(v, (1, length)) for k, v in probe.items()})
             finally:
                 for request in held:
                     self._copies.put(request)
-            self._warmed.set()
+            self._met.update(todo)

@@ -52,8 +52,11 @@ class PerCoreEncoder:
         finally:
             self._copies.put(copy)
 
-    def _warm(self) -> None:
-        """Prepare every copy before the first inference (nothing by default)."""
+    def warm(self) -> None:
+        """Prepare every copy for every input it may meet (a server, before its first request; nothing by default)."""
+
+    def _warm(self, texts: list[str]) -> None:
+        """Prepare the copies for these texts before their inferences (nothing by default)."""
 
     def encode_many(self, groups: list[list[str]]) -> list[np.ndarray]:
         """Each group's vectors; no batch mixes two groups (a text per inference), every core at once."""
@@ -63,9 +66,9 @@ class PerCoreEncoder:
 
     def encode(self, texts: list[str], *, batch_size: int = 1, progress=None) -> np.ndarray:
         """The texts' vectors at solo's padded lengths, batch_size texts of one length per inference."""
-        self._warm()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        self._warm(texts)
         return self._infer(len(texts), solo.feeds(texts, self._tokenize, max_tokens=self._max_tokens,
                                                   batch_size=batch_size, pad_id=self._pad_id,
                                                   lock=self._tokenizer_lock), progress)

@@ -119,6 +119,10 @@ class Specter2Embedder:
         """What a worker process needs to build the same embedder (see workers.py)."""
         return dict(self._spec)
 
+    def warm(self) -> None:
+        if self.openvino is not None:
+            self.openvino.warm()
+
     def encode_many(self, groups: list[list[str]]) -> list[np.ndarray]:
         if self.openvino is not None:  # every text on its own, on every core at once
             return self.openvino.encode_many(groups)
