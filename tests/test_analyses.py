@@ -194,7 +194,7 @@ def test_http_analysis_endpoints(client):
     assert several.status_code == 409 and "choose one" in several.json()["detail"]
     assert client.get("/v1/analysis/systems", params={"cutoff": "20230601"}).status_code == 422
     corr = client.get("/v1/analysis/correlations", params={"format": "csv"}).text.splitlines()
-    assert corr[0] == "scope,judge,dimension,n,rho,p"
+    assert corr[0] == "x,scope,judge,dimension,n,rho,p,ci_low,ci_high"
     pk = q.json()["ideas"]["true_positive"]["items"][0]["idea_pk"]
     detail = client.get(f"/v1/analysis/ideas/{pk}").json()
     assert len(detail["matches"]) == 2 and {j["judge"] for j in detail["judges"]} == {"judge-1", "judge-2"}

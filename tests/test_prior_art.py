@@ -136,3 +136,56 @@ def test_the_knowledge_cutoff_splits_prior_art_into_readable_and_later(planted, 
     assert (already.n_realised_before_knowledge, already.n_realised_after_knowledge) == (0, 1)  # 2022-06-14
     assert all(m.period == (BEFORE_KNOWLEDGE if m.publication_date < "2022-05-01" else AFTER_KNOWLEDGE)
                for p in by_id.values() if p for m in p.matches)
+
+
+def test_wilson_and_newcombe_intervals():
+    from service.analyses.prior_art import newcombe, wilson
+
+    low, high = wilson(1, 4, 0.95)  # type: ignore[misc]
+    assert low == pytest.approx(0.0456, abs=1e-4) and high == pytest.approx(0.6994, abs=1e-4)
+    assert wilson(0, 0, 0.95) is None
+    d_low, d_high = newcombe(1, 4, 3, 4, 0.95)  # type: ignore[misc]
+    assert d_low < -0.5 < d_high and -1 <= d_low and d_high <= 1
+
+
+def test_systems_and_correlations_report_prior_art(planted, minilm):
+    from indexing.models import JudgeScore
+    from service.analyses import Selection, correlations, systems_summary
+
+    settings, loaded, ideas = planted
+    both = ReadResult.of([IdeaIn(**i) for i in ideas.values()])
+    late = ReadResult.of([IdeaIn(**ideas["already_published"]), IdeaIn(**ideas["unrealised"])])
+    for system, read in (("sys-all", both), ("sys-late", late)):
+        score_run(settings, loaded=loaded, embedder=minilm, read=read, system=system, run="a", cutoff=PRIOR_ART_CUTOFF,
+                  matcher="dense")
+    with session_scope(settings.db_path) as session:  # novelty 9 for ideas without prior art, 2 with
+        for idea, sc in session.execute(select(Idea, Score).join(Score).join(Run).where(
+                Run.system.in_(["sys-all", "sys-late"]))).all():
+            had = idea.idea_id in ("already", "recalled")
+            session.add(JudgeScore(idea_pk=idea.pk, judge="j", novelty=2.0 if had else 9.0, overall=5.0 + sc.score))
+    with session_scope(settings.db_path) as session:
+        selection = Selection(systems=("sys-all", "sys-late"), cutoff=PRIOR_ART_CUTOFF)
+        answer = systems_summary(session, selection=selection, n_resamples=200)
+        groups = {g["group"]: g for g in answer["groups"]}
+        every = groups["sys-all"]["prior_art"]
+        rates = every["rates"]["realised"]
+        assert {c: r["n"] for c, r in rates.items()} == {ANTICIPATED: 1, RECALLED: 1, ALREADY_PUBLISHED: 1,
+                                                        UNREALISED: 1}
+        assert rates[ANTICIPATED]["rate"] == 0.25 and rates[ANTICIPATED]["ci"][0] < 0.25 < rates[ANTICIPATED]["ci"][1]
+        anticipated_score = next(r for r in score_run(
+            settings, loaded=loaded, embedder=minilm, read=ReadResult.of([IdeaIn(**ideas["anticipated"])]),
+            system="probe", run="p", cutoff=PRIOR_ART_CUTOFF, matcher="dense").results).score
+        assert every["anticipation_score"] == pytest.approx(anticipated_score / 4, abs=1e-9)
+        assert groups["sys-all"]["mean_score"] != every["anticipation_score"]  # the paper's score stays beside it
+        late_rates = groups["sys-late"]["prior_art"]["rates"]["realised"]
+        assert late_rates[ALREADY_PUBLISHED]["rate"] == 0.5 and late_rates[ANTICIPATED]["rate"] == 0.0
+        assert groups["sys-late"]["prior_art"]["anticipation_score"] == 0.0
+        metrics = {c["metric"] for c in answer["comparisons"]}
+        assert {"anticipation", "rate_anticipated", "rate_already_published"} <= metrics
+        diff = next(c for c in answer["comparisons"] if c["metric"] == "rate_already_published")
+        assert diff["difference"] == pytest.approx(0.25 - 0.5) and diff["difference_low"] < diff["difference"]
+        assert answer["prior_art"]["unknown_ideas"] == 0
+        corr = correlations(session, selection=selection)["prior_art"]
+        first = corr["rows"][0]
+        assert (first["scope"], first["dimension"]) == ("all", "novelty")
+        assert first["n"] == 6 and first["had_prior_art"] == 3 and first["rho"] == pytest.approx(-1.0)

@@ -73,6 +73,23 @@ def test_score_answers_both_sides_with_classes_windows_and_warnings(planted, ser
         ideas["recalled"]).encode())}, data={"run": "upload-off", "prior_art": "false"}, timeout=300)
     assert off_upload.status_code == 200 and off_upload.json()["lookback_window"] is None
 
+    systems = httpx.get(f"{server.url}/v1/analysis/systems", params={"runs": [answer["run_id"], off["run_id"]],
+                                                                     "group_by": "run"}, timeout=60).json()
+    groups = {g["group"]: g for g in systems["groups"]}
+    block = groups["planted/r"]["prior_art"]
+    assert groups["planted/off"]["prior_art"] is None  # scored without prior art: nothing pretended
+    assert {c: r["rate"] for c, r in block["rates"]["realised"].items()} == {
+        "anticipated": 0.25, "recalled": 0.25, "already_published": 0.25, "unrealised": 0.25}
+    assert block["anticipation_score"] > 0 and block["lookback_windows"] == ["2021-06-01..2023-05-31"]
+    assert systems["prior_art"]["without_prior_art"] == 4
+    csv = httpx.get(f"{server.url}/v1/analysis/systems", params={"runs": answer["run_id"], "format": "csv"},
+                    timeout=60).text.splitlines()
+    assert "anticipation_score" in csv[0] and "realised.recalled_rate" in csv[0]
+    table = run_cli(planted[0], "analyze", "systems", "--run", str(answer["run_id"]), env={"COLUMNS": "80"})
+    assert table.returncode == 0, table.stderr
+    assert "prior art, realised level" in table.stderr and "anticipation score" in table.stderr
+    assert max(len(line) for line in table.stderr.splitlines()) <= 80
+
 
 def test_cli_score_prints_the_classes_and_the_lookback_window(planted, tmp_path):
     home, ideas = planted

@@ -1,29 +1,11 @@
 """Spearman correlation between the HindSight score and each judge dimension, overall and per group."""
 
-import warnings
-from typing import Any
-
-import numpy as np
-from scipy import stats
 from sqlalchemy.orm import Session
 
-from service.analyses.selection import Selection, load_ideas, load_judge_scores, number, window_report
+from service.analyses.prior_art import prior_art_correlations
+from service.analyses.selection import Selection, load_ideas, load_judge_scores, window_report
+from service.analyses.stats import spearman
 from service.judges import DIMENSIONS
-
-
-def spearman(x, y) -> dict:
-    """rho and p over the pairs where both values are present; None below 3 pairs or for a constant side."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    keep = np.isfinite(x) & np.isfinite(y)
-    x, y = x[keep], y[keep]
-    out: dict[str, Any] = {"n": int(x.size), "rho": None, "p": None}
-    if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return out
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = stats.spearmanr(x, y)
-    out.update(rho=number(res.statistic), p=number(res.pvalue))
-    return out
 
 
 def correlations(session: Session, *, selection: Selection, judge: str | None = None) -> dict:
@@ -43,5 +25,6 @@ def correlations(session: Session, *, selection: Selection, judge: str | None = 
             for scope, part in scopes:
                 rows.append({"scope": scope, "judge": name, "dimension": dim,
                              **spearman(part["score"], part[dim])})
-    return {"selection": selection.as_dict(), "method": "spearman", "x": "hindsight score",
-            "ideas": int(len(ideas)), **window_report(ideas, selection), "rows": rows}
+    return {"selection": selection.as_dict(), "method": "spearman", "interval": "fisher_z_bonett_wright_95",
+            "x": "hindsight score", "ideas": int(len(ideas)), **window_report(ideas, selection), "rows": rows,
+            "prior_art": prior_art_correlations(session, ideas, judges)}

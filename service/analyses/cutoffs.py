@@ -17,7 +17,7 @@ from indexing.models import Idea, Run
 from indexing.versions import LoadedIndex
 from indexing.windows import WindowError
 from service.analyses.selection import AnalysisError, NotFound, Selection, check_selection, number
-from service.analyses.systems import bootstrap_mean_ci, compare_samples
+from service.analyses.stats import bootstrap_mean_ci, compare_samples
 from service.matching import embed_ideas, score_ideas
 from service.schemas import IdeaIn
 from service.scoring import context_of

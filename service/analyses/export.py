@@ -42,6 +42,15 @@ def systems_groups_rows(answer: dict) -> list[dict]:
         for judge, dims in g["judges"].items():
             for dim in DIMENSIONS:
                 row[f"{judge}.{dim}"] = dims[dim]["mean"]
+        prior = g.get("prior_art")
+        if prior:
+            row["anticipation_score"] = prior["anticipation_score"]
+            row["anticipation_ci_low"], row["anticipation_ci_high"] = prior["anticipation_ci"] or [None, None]
+            row["prior_art_unknown"] = prior["unknown"]
+            for level, rates in prior["rates"].items():
+                for cls, rate in rates.items():
+                    row[f"{level}.{cls}_rate"] = rate["rate"]
+                    row[f"{level}.{cls}_ci_low"], row[f"{level}.{cls}_ci_high"] = rate["ci"] or [None, None]
         rows.append(row)
     return rows
 
@@ -81,6 +90,9 @@ def table_rows(kind: str, answer: dict, table: str | None = None) -> list[dict]:
         raise AnalysisError("table", f"{kind} has the tables {', '.join(TABLES[kind])}, not {table!r}")
     if kind == "systems":
         return systems_groups_rows(answer) if table == "groups" else systems_comparison_rows(answer)
-    if kind == "correlations":
-        return answer["rows"]
+    if kind == "correlations":  # the score's rows, then had-prior-art's (x names which)
+        prior = (answer.get("prior_art") or {}).get("rows", [])
+        return [{"x": x, **{k: v for k, v in r.items() if k not in ("ci", "had_prior_art")},
+                 "ci_low": (r.get("ci") or [None, None])[0], "ci_high": (r.get("ci") or [None, None])[1]}
+                for x, rows in (("hindsight_score", answer["rows"]), ("had_prior_art", prior)) for r in rows]
     return quadrant_count_rows(answer) if table == "counts" else quadrant_idea_rows(answer)

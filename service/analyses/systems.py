@@ -1,51 +1,15 @@
 """Per-system summary (mean HindSight score with a bootstrap interval, match rate, judge means) and comparisons."""
 
-import warnings
-from typing import Any
 from itertools import combinations
 
-import numpy as np
-from scipy import stats
 from sqlalchemy.orm import Session
 
+from service.analyses.prior_art import systems_prior_art
 from service.analyses.selection import (
-    Selection, finite, load_ideas, load_judge_scores, number, scoring_contexts, unscored_count, window_report,
+    Selection, load_ideas, load_judge_scores, number, scoring_contexts, unscored_count, window_report,
 )
+from service.analyses.stats import bootstrap_mean_ci, compare_samples
 from service.judges import DIMENSIONS
-
-
-def bootstrap_mean_ci(values, *, confidence: float, n_resamples: int, seed: int, method: str) -> list | None:
-    """The bootstrap interval of the mean; a constant sample has the degenerate interval [mean, mean]."""
-    x = finite(values)
-    if x.size == 0:
-        return None
-    if x.size == 1 or np.ptp(x) == 0:
-        return [float(x[0]), float(x[0])]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = stats.bootstrap((x,), np.mean, confidence_level=confidence, n_resamples=n_resamples,
-                              method=method, rng=np.random.default_rng(seed))
-    low, high = number(res.confidence_interval.low), number(res.confidence_interval.high)
-    return None if low is None or high is None else [low, high]
-
-
-def compare_samples(a, b) -> dict:
-    """Mann-Whitney U and Welch t p-values, and Cliff's delta (from U: 2U/(n_a n_b) - 1; > 0 when a is larger)."""
-    a, b = finite(a), finite(b)
-    out: dict[str, Any] = {"n_a": int(a.size), "n_b": int(b.size), "mean_a": number(a.mean()) if a.size else None,
-           "mean_b": number(b.mean()) if b.size else None, "mannwhitney_u": None, "mannwhitney_p": None,
-           "welch_t": None, "welch_p": None, "effect_size": {"name": "cliffs_delta", "value": None}}
-    if a.size == 0 or b.size == 0:
-        return out
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        mw = stats.mannwhitneyu(a, b, alternative="two-sided")
-        out.update(mannwhitney_u=number(mw.statistic), mannwhitney_p=number(mw.pvalue))
-        out["effect_size"]["value"] = number(2 * mw.statistic / (a.size * b.size) - 1)
-        if a.size >= 2 and b.size >= 2:
-            t = stats.ttest_ind(a, b, equal_var=False)
-            out.update(welch_t=number(t.statistic), welch_p=number(t.pvalue))
-    return out
 
 
 def systems_summary(session: Session, *, selection: Selection, confidence: float = 0.95, n_resamples: int = 2000,
@@ -84,6 +48,14 @@ def systems_summary(session: Session, *, selection: Selection, confidence: float
                 if va.notna().any() and vb.notna().any():
                     comparisons.append({"a": a, "b": b, "metric": "judge", "judge": judge, "dimension": dim,
                                         **compare_samples(va, vb)})
+    # prior art: each group's class rates and anticipation score beside its score, and the differences (a group, or
+    # the whole answer, without ideas scored with prior art has null there)
+    blocks, prior_comparisons, prior_summary = systems_prior_art(
+        session, ideas, level=selection.level, confidence=confidence, n_resamples=n_resamples, seed=seed,
+        method=method)
+    for group in groups:
+        group["prior_art"] = blocks.get(group["group"])
+    comparisons += prior_comparisons
     return {
         "selection": selection.as_dict(),
         "bootstrap": {"statistic": "mean", "method": method, "confidence_level": confidence,
@@ -94,4 +66,5 @@ def systems_summary(session: Session, *, selection: Selection, confidence: float
         "judges": judge_names,
         "groups": groups,
         "comparisons": comparisons,
+        "prior_art": prior_summary,
     }

@@ -116,14 +116,51 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
         t.add_row(g["group"], str(g["ideas"]), f"{_fmt(g['mean_score'])} {ci}", f"{100 * g['match_rate']:.0f}%",
                   *(_fmt(g["judges"][j]["overall"]["mean"], 2) for j in answer["judges"]))
     console.print(t)
+    if answer.get("prior_art"):
+        _print_prior_art(answer)
     if answer["comparisons"]:
         c = Table("a vs b", "measure", "mean a", "mean b", "Mann-Whitney p", "Welch p", "Cliff's delta",
                   title="comparison")
         for row in answer["comparisons"]:
-            measure = "HindSight" if row["metric"] == "hindsight" else f"{row['judge']} {row['dimension']}"
+            measure = ("HindSight" if row["metric"] == "hindsight" else "anticipation"
+                       if row["metric"] == "anticipation" else f"{row['metric'][5:]} rate"
+                       if row["metric"].startswith("rate_") else f"{row['judge']} {row['dimension']}")
             c.add_row(f"{row['a']} vs {row['b']}", measure, _fmt(row["mean_a"]), _fmt(row["mean_b"]),
                       _pval(row["mannwhitney_p"]), _pval(row["welch_p"]), _fmt(row["effect_size"]["value"], 2))
         console.print(c)
+
+
+def _rate(r: dict) -> str:
+    """A class rate with its interval, in percent: "25% [5-70]"."""
+    if r["rate"] is None:
+        return "–"
+    return f"{100 * r['rate']:.0f}%" + (f" [{100 * r['ci'][0]:.0f}-{100 * r['ci'][1]:.0f}]" if r["ci"] else "")
+
+
+def _print_prior_art(answer: dict) -> None:
+    """The prior-art classes per group at both levels (rates of the ideas of known class, Wilson 95% intervals),
+    then each group's anticipation score beside its HindSight mean."""
+    from service.prior_art.classes import CLASSES
+
+    print_warnings(answer["prior_art"].get("warnings", []))
+    heads = {"anticipated": "anticip.", "recalled": "recalled", "already_published": "already", "unrealised": "unreal."}
+    for level in answer["prior_art"]["levels"]:
+        t = Table("system", *(heads[c] for c in CLASSES), "unknown", show_edge=False,
+                  title=f"prior art, {level} level: % of known [95% CI]")
+        for g in answer["groups"]:
+            p = g.get("prior_art")
+            if p:
+                t.add_row(g["group"], *(_rate(p["rates"][level][c]) for c in CLASSES), str(p["unknown"]))
+        console.print(t)
+    for g in answer["groups"]:
+        p = g.get("prior_art")
+        if p:
+            ci = f" [{_fmt(p['anticipation_ci'][0])}, {_fmt(p['anticipation_ci'][1])}]" if p["anticipation_ci"] else ""
+            known = f", knowledge cutoff {', '.join(p['knowledge_cutoffs'])}: {p['readable_prior_art']} ideas with " \
+                    f"readable prior art, {p['later_prior_art']} with later" if p["knowledge_cutoffs"] else ""
+            console.print(f"{g['group']}: anticipation score {_fmt(p['anticipation_score'])}{ci} beside HindSight "
+                          f"{_fmt(g['mean_score'])}; look-back {', '.join(p['lookback_windows'])}{known}",
+                          highlight=False)
 
 
 def _ci(e: dict) -> str:
@@ -225,10 +262,23 @@ def correlations_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: st
         print_json(answer)
         return
     print_warnings(answer.get("warnings", []))
-    t = Table("scope", "judge", "dimension", "n", "rho", "p", title="Spearman correlation with the HindSight score")
+    t = Table("scope", "judge", "dimension", "n", "rho", "95% CI", "p", title="Spearman correlation with the "
+                                                                            "HindSight score")
     for r in answer["rows"]:
-        t.add_row(r["scope"], r["judge"], r["dimension"], str(r["n"]), _fmt(r["rho"], 2), _pval(r["p"]))
+        t.add_row(r["scope"], r["judge"], r["dimension"], str(r["n"]), _fmt(r["rho"], 2), _rho_ci(r), _pval(r["p"]))
     console.print(t)
+    prior = answer.get("prior_art")
+    if prior:
+        t = Table("scope", "judge", "dimension", "n", "had", "rho", "95% CI", "p",
+                  title="Spearman correlation with had prior art (a realised match before the cutoff)")
+        for r in prior["rows"]:
+            t.add_row(r["scope"], r["judge"], r["dimension"], str(r["n"]), str(r["had_prior_art"]),
+                      _fmt(r["rho"], 2), _rho_ci(r), _pval(r["p"]))
+        console.print(t)
+
+
+def _rho_ci(r: dict) -> str:
+    return f"[{r['ci'][0]:.2f}, {r['ci'][1]:.2f}]" if r.get("ci") else "–"
 
 
 @app.command("quadrants")
