@@ -73,13 +73,15 @@ function priorArtTimeline(d) {
     svg("title", {}, `${p.side === "before" ? "before the cutoff" : "after the cutoff"} · #${p.rank} · ${p.date} · ${dec}` +
       `${p.period === "after_knowledge_cutoff" ? " · published after the knowledge cutoff" : ""}\n${p.title}`)));
   }
-  const line = (t, cls, label, anchorY) => [
+  // the cutoff's label to the right of its line, the knowledge cutoff's to the left (below it when they coincide)
+  const line = (t, cls, label, anchorY, left) => [
     svg("line", { x1: x(t), x2: x(t), y1: 12, y2: H - bottom + 6, class: cls }),
-    svg("text", { x: x(t) + 4, y: anchorY, class: `${cls}-label` }, label)];
-  parts.push(...line(marks.cutoff, "tl-cutoff", `cutoff ${s.cutoff}`, 12));
+    svg("text", { x: left ? x(t) - 4 : x(t) + 4, y: anchorY, class: `${cls}-label`, "text-anchor": left ? "end" : "start" },
+      label)];
+  parts.push(...line(marks.cutoff, "tl-cutoff", `cutoff ${s.cutoff}`, 12, false));
   if (marks.knowledge !== null) {
-    parts.push(...line(marks.knowledge, "tl-knowledge", `knowledge cutoff ${d.knowledge_cutoff}`,
-      marks.knowledge === marks.cutoff ? 24 : 12));
+    const same = marks.knowledge === marks.cutoff;
+    parts.push(...line(marks.knowledge, "tl-knowledge", `knowledge cutoff ${d.knowledge_cutoff}`, same ? 24 : 12, !same));
   }
   return el("figure", { id: "idea-timeline" },
     svg("svg", { viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img",
