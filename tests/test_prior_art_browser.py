@@ -64,6 +64,14 @@ def test_drill_down_shows_both_sides_on_one_timeline(served):
             page.on("pageerror", lambda e: failures.append(f"page error: {e}"))
             page.on("response", lambda r: failures.append(f"{r.status} {r.url}") if r.status >= 500 else None)
             page.goto(srv.url + "/")
+            # the systems panel: the four classes of the system, as the analysis gives them
+            row = page.locator("#prior-art-classes tbody tr[data-group='gen']")
+            row.wait_for()
+            systems = httpx.get(f"{srv.url}/v1/analysis/systems", params={"runs": run_id}).json()
+            rates = systems["groups"][0]["prior_art"]["rates"]["realised"]
+            for cls in ("anticipated", "recalled", "already_published", "unrealised"):
+                text = row.locator(f"td[data-class='{cls}']").inner_text()
+                assert text.startswith(f"{100 * rates[cls]['rate']:.0f}% ({rates[cls]['n']})"), (cls, text)
             page.wait_for_function("Number(document.querySelector('#runview-section').dataset.ready) > 0")
             page.click(f"#runview-table tr[data-idea='{pk}']")
             page.wait_for_selector("#idea-timeline svg")

@@ -133,12 +133,14 @@ function renderPriorArtSystems(answer) {
   const cell = (c) => (c ? el("td", { class: "num", "data-class": c.name },
     `${pct(c.rate)} (${c.n})`, c.ci ? el("span", { class: "muted" }, ` [${pct(c.ci[0])}, ${pct(c.ci[1])}]`) : "") : el("td", {}, "–"));
   const rows = groups.map((g) => {
-    const p = g.prior_art[level] || {};
+    const p = (g.prior_art.rates || {})[level] || {};
     return el("tr", { "data-group": g.group },
       el("td", {}, swatch(g.group), g.group), el("td", { class: "num" }, String(g.prior_art.known ?? "–")),
       ...CLASS_NAMES.map((name) => cell(p[name] ? { name, ...p[name] } : null)),
       el("td", { class: "num" }, String(g.prior_art.unknown ?? 0)),
-      el("td", { class: "num" }, g.prior_art.anticipation_score ? fmt(g.prior_art.anticipation_score.mean) : "–"));
+      el("td", { class: "num", "data-anticipation": "" }, fmt(g.prior_art.anticipation_score),
+        g.prior_art.anticipation_ci ? el("span", { class: "muted" },
+          ` [${fmt(g.prior_art.anticipation_ci[0])}, ${fmt(g.prior_art.anticipation_ci[1])}]`) : ""));
   });
   box.replaceChildren(
     el("h3", {}, `Prior art: the four classes (${level} level)`),
