@@ -24,7 +24,9 @@ router = APIRouter(tags=["judging"])
 class JudgeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     backend: Literal["local", "openai"] = Field("local", description="local: the packaged model.")
-    prompt: str = Field(prompts.DEFAULT, description="A prompt version (GET /v1/judging/prompts).")
+    # the known versions, so that the schema says what is accepted (an unknown name is a schema error)
+    prompt: Literal[tuple(prompts.PROMPTS)] = Field(  # type: ignore[valid-type]
+        prompts.DEFAULT, description="A prompt version (GET /v1/judging/prompts).")
     samples: int = Field(1, ge=1, le=20, description="1: the expected rating; N: the mean of N sampled answers.")
 
 
@@ -46,8 +48,6 @@ def start(run: str, settings: SettingsDep, jobs: JobsDep, req: JudgeRequest | No
     """Start judging a stored run in the background; poll GET /v1/runs/{run}/judge. 409 while one runs."""
     req = req or JudgeRequest()
     run_id = _run(settings, run, system)
-    if req.prompt not in prompts.PROMPTS:
-        raise HTTPException(422, f"unknown prompt {req.prompt!r}; one of {', '.join(prompts.PROMPTS)}")
     running = jobs.latest(_kind(run_id))
     if running and running["status"] in ("queued", "running"):
         raise HTTPException(409, f"run {run_id} is being judged by job {running['id']}")
