@@ -23,7 +23,7 @@ from pathlib import Path
 import bm25s
 import numpy as np
 import orjson
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+from indexing.stopwords import ENGLISH_STOP_WORDS
 
 # plain files of the version folder (the manifest's checksums name plain files)
 DATA, INDICES, INDPTR = "lexical.data.npy", "lexical.indices.npy", "lexical.indptr.npy"

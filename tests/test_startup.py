@@ -155,3 +155,43 @@ def test_openvino_int8_encodes_without_torch_the_vectors_it_gave_with_transforme
     assert not {"torch", "transformers", "sentence_transformers", "nncf"} & set(found["heavy"])
     child = np.frombuffer((tmp_path / "vectors").read_bytes(), dtype=np.float32).reshape(ours.shape)
     assert np.array_equal(child, ours)
+
+
+def test_the_stop_words_are_scikit_learns():
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    from indexing.stopwords import ENGLISH_STOP_WORDS as copied
+
+    assert copied == ENGLISH_STOP_WORDS
+
+
+def test_index_status_loads_no_model_nor_database_layer(tmp_path):
+    """`index status --json` reads the manifest and the index files: no model, no Alembic or SQLAlchemy once the
+    database is at the newest schema, no scikit-learn."""
+    from indexing.db import migrate
+
+    migrate(tmp_path / "hindsight.db")
+    found = loaded_after("from service.cli import main\nmain()", tmp_path, "index", "status", "--json")
+    assert found["code"] == 0 and json.loads(found["stdout"])["current"] is None
+    assert set(found["heavy"]) <= {"bm25s", "faiss", "scipy"}  # bm25s imports scipy.sparse; the index needs both
+    code = ("import sys\nfrom service.cli import main\ntry:\n    main()\nfinally:\n"
+            "    print('db layer', sorted(m for m in ('sqlalchemy', 'alembic') if m in sys.modules), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code, "index", "status", "--json"], cwd=ROOT,
+                          env=clean_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert "db layer []" in proc.stderr
+
+
+def test_migrate_upgrades_a_database_behind_the_newest_schema(tmp_path):
+    from alembic import command
+
+    from indexing.db import alembic_config, at_head, head_revision, migrate
+
+    db = tmp_path / "old.db"
+    command.upgrade(alembic_config(db), "0002")
+    assert not at_head(db)
+    migrate(db)
+    assert at_head(db)
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(head_revision(),)]

@@ -5,7 +5,6 @@ from datetime import date
 import typer
 from rich.table import Table
 
-from indexing.build import BuildBusy, BuildFailed, build_index
 from indexing.vectorindex.base import IndexUnavailable
 from indexing.versions import IndexDamaged, current_version, list_versions, load_version, use_version
 from indexing.windows import iso_day
@@ -39,6 +38,8 @@ def build(model: str = typer.Option(None, help="Embedder: minilm (offline defaul
                                                     "mode in HINDSIGHT_HOME/qdrant, one process at a time."),
           json_out: bool = JsonOpt) -> None:
     """Embed the papers in the window, build a new version, verify it and make it current."""
+    from indexing.build import BuildBusy, BuildFailed, build_index
+
     settings = ready_settings()
     cutoff_day, until_day = _date(cutoff, "--cutoff"), _date(until, "--until")
     try:
