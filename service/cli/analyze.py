@@ -1,7 +1,7 @@
 """`hindsight analyze systems|correlations|quadrants`."""
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from rich.table import Table
@@ -32,6 +32,19 @@ CsvOpt = typer.Option(None, "--csv", help="Write the table as CSV to this file."
 PlotOpt = typer.Option(None, "--plot", help="Write the plot to this .png or .svg file.", dir_okay=False)
 TableOpt = typer.Option(None, "--table", help="Which table --csv writes (systems: groups|comparisons; "
                                                "quadrants: counts|ideas).")
+
+
+# the analyses name the HTTP query parameter at fault; on the command line it is this option
+OPTIONS = {"run": "--run", "runs": "--run", "systems": "--system", "group_by": "--by", "pool_windows": "--pool-windows",
+           "hindsight_cut": "--hindsight-cut", "judge_cut": "--judge-cut", "page_size": "--page-size"}
+CLI_OPTIONS = {"annotator", "confidence", "cutoff", "until", "dimension", "judge", "level", "order", "page",
+               "predictor", "sort", "table"}
+
+
+def _fail(exc: AnalysisError) -> NoReturn:
+    """The error naming the command line's option where the analysis named a query parameter."""
+    option = OPTIONS.get(exc.field) or (f"--{exc.field}" if exc.field in CLI_OPTIONS else exc.field)
+    fail(f"{option}: {exc.message}")
 
 
 def _write_plot(path: Path | None, image: bytes | None) -> None:
@@ -103,7 +116,7 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
             image = _plots().distribution_plot(load_ideas(session, selection), fmt=fmt) if fmt else None
         _write_csv(csv_file, "systems", answer, table)
     except AnalysisError as exc:
-        fail(str(exc))
+        _fail(exc)
     _write_plot(plot, image)
     if json_out:
         print_json(answer)
@@ -197,7 +210,7 @@ def _labelled(run, system, by, level, cutoff, until, pool, confidence, predictor
                                       confidence=confidence, predictor=predictor, annotator=annotator,
                                       shown=settings.labels_top_k, indexes_dir=settings.indexes_dir)
     except AnalysisError as exc:
-        fail(str(exc))
+        _fail(exc)
     if json_out:
         print_json(answer)
         return
@@ -257,7 +270,7 @@ def correlations_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: st
                                                                 pool_windows, level), judge=judge)
         _write_csv(csv_file, "correlations", answer, None)
     except AnalysisError as exc:
-        fail(str(exc))
+        _fail(exc)
     if json_out:
         print_json(answer)
         return
@@ -311,7 +324,7 @@ def quadrants_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str =
                 frame, meta = quadrant_points(session, **options)
                 image = _plots().quadrant_plot(frame, {**meta, "counts": quadrant_counts(frame)}, fmt=fmt)
     except AnalysisError as exc:
-        fail(str(exc))
+        _fail(exc)
     _write_plot(plot, image)
     if json_out:
         print_json(answer)
@@ -362,7 +375,7 @@ def cutoffs_(run: list[str] = RunOpt, system: list[str] = SystemOpt,
     except WindowError as exc:
         fail(f"--{exc.field}: {exc.message}")
     except AnalysisError as exc:
-        fail(str(exc))
+        _fail(exc)
     if csv_file:
         csv_file.write_text(to_csv(cutoff_rows(answer)), encoding="utf-8")
         console.print(f"wrote {csv_file}", highlight=False)

@@ -1,0 +1,28 @@
+"""Errors on the command line name its options (issue 42: `judge run --run L` answered with a query-string hint,
+`add ?system=...`); over HTTP the same faults name the query parameters."""
+
+import json
+
+from fastapi.testclient import TestClient
+
+from service.app import create_app
+from tests.factories import labels_store
+
+
+def test_cli_errors_name_options_and_http_errors_name_parameters(settings, run_cli_here, tmp_path):
+    labels_store(settings.home, per_system=4)  # two systems' runs labelled r1
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"a": "sys-a-000", "b": "sys-a-001"}) + "\n")
+    res = run_cli_here("judge", "pairs", "--run", "r1", "--pairs", str(pairs), "--backend", "openai")
+    assert res.exit_code == 2
+    assert "--run: run label 'r1' is used by systems sys-a, sys-b; add --system SYSTEM" in res.output
+    assert "?system" not in res.output
+    for args, option in ((("analyze", "systems", "--run", "nope"), "--run: no run 'nope'"),
+                         (("analyze", "systems", "--by", "colour"), "--by: expected one of"),
+                         (("analyze", "systems", "--labels", "--predictor", "dice"), "--predictor: expected one of"),
+                         (("analyze", "quadrants"), "--judge: ")):
+        res = run_cli_here(*args)
+        assert res.exit_code == 2 and option in res.output, (args, res.output)
+    with TestClient(create_app(settings)) as c:
+        r = c.get("/v1/runs/r1/scores")
+        assert r.status_code == 404 and "add ?system=..." in r.json()["detail"] and "--system" not in r.text
