@@ -39,7 +39,7 @@ def test_each_backend_is_its_own_revision_and_close_to_fp32(minilm):
     bf16 = MiniLMEmbedder(backend="torch-bf16")
     int8 = MiniLMEmbedder(backend="torch-int8")
     revisions = {minilm.revision, bf16.revision, int8.revision}
-    assert len(revisions) == 3 and bf16.revision == minilm.revision + "-bf16"
+    assert len(revisions) == 3 and bf16.revision == minilm.revision + "-bf16-pertext"
     assert int8.revision.startswith(minilm.revision + "-int8-")
     ref = minilm.encode(TEXTS)
     # bf16 is well inside MiniLM's drift bound (0.015); torch int8 is not (0.019 measured), so auto never picks it
@@ -186,7 +186,7 @@ def test_scoring_embeds_with_the_backend_of_the_index(settings, minilm):
     lines = (ROOT / "data/papers.jsonl").read_text().splitlines()
     ingest_bytes("\n".join(lines[:8]).encode(), "a.jsonl", db_path=settings.db_path)
     built = build_index(settings.model_copy(update={"minilm_backend": "torch-bf16"}))
-    assert built.manifest["backend"] == "torch-bf16" and built.manifest["revision"].endswith("-bf16")
+    assert built.manifest["backend"] == "torch-bf16" and built.manifest["revision"].endswith("-bf16-pertext")
     holder = IndexHolder(settings.model_copy(update={"minilm_backend": "torch"}))
     embedder = holder.embedder_for(holder.current())
     assert embedder.backend == "torch-bf16" and embedder.revision == built.manifest["revision"]

@@ -246,6 +246,7 @@ class MiniLMEmbedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         batch_size = 1 if self.backend in runtime.PER_TEXT else max(batch_size, runtime.DEFAULT_BATCH.get(
             self.backend, 0))
+        runtime.one_thread(self.device)
         for rows, feeds in solo.feeds(texts, self._tokenize, max_tokens=self.max_tokens, batch_size=batch_size,
                                       pad_id=self.tokenizer.pad_token_id or 0):
             with torch.inference_mode():

@@ -3,10 +3,10 @@ core of this process.
 
 Static int8 (nncf post-training quantisation, transformer preset: SmoothQuant, per-channel weights, activation
 scales calibrated once on the 128 sample abstracts in int8_calibration.jsonl, fast bias correction); the products
-run on VNNI int8 kernels, everything nncf leaves in float runs in bf16 where the CPU has it (f32 elsewhere, a
-different revision). Mean drift on the real MiniLM weights 0.0028 against fp32 (bf16 torch 0.00005, int8 torch
-0.019). On BERT-base, 200 build texts: 12.0 texts/s against 10.3 for weight-only int8 with activations quantised
-on the fly per token, which itself ran 1.3x the groups of 32 used before (docs/benchmarks.md).
+run on VNNI int8 kernels, everything nncf leaves in float runs in f32 on every CPU (precision()). Mean drift on the
+real MiniLM weights 0.0028 against fp32 (bf16 torch 0.00005, int8 torch 0.019). On BERT-base, 200 build texts:
+12.0 texts/s against 10.3 for weight-only int8 with activations quantised on the fly per token, which itself ran
+1.3x the groups of 32 used before (docs/benchmarks.md).
 
 One single-thread compiled copy per core, each fed from its own thread (percore.py, inference releases the GIL): the
 layout of the torch worker processes without their start-up, a model load each. Batches are small (2-4 texts: they
@@ -45,12 +45,19 @@ def available() -> bool:
 
 
 def precision() -> str:
-    """The precision of everything but the int8 products: part of the revision, since the vectors differ by it."""
-    return "bf16" if cpu.native_bf16() else "f32"
+    """The precision of everything but the int8 products: part of the revision, since the vectors differ by it.
+
+    f32 on every CPU. With bf16 (the CPU plugin's default where the CPU has AVX-512 BF16 or AMX) OpenVINO 2026.4's
+    fused attention was wrong at an input length of exactly 32 tokens on a Sapphire Rapids class CPU (MiniLM's heads
+    are 32 wide): worst drift 0.148 against fp32 there, 0.004 at every other length, 0.004 at every length in f32,
+    at the same speed within the noise of a shared machine (docs/cpu-checks.md). So the revision that bf16 made,
+    "-openvino-int8-static-bf16", is never made again and nothing cached under it is reused."""
+    return "f32"
 
 
 def variant() -> str:
-    """Static int8 ("-openvino-int8-bf16" was weight-only int8 with activations quantised in groups of 32)."""
+    """Static int8 ("-openvino-int8-bf16" was weight-only int8 with activations quantised in groups of 32,
+    "-openvino-int8-static-bf16" static int8 with bf16 around it: see precision())."""
     return f"-openvino-int8-static-{precision()}"
 
 
@@ -167,8 +174,10 @@ class OpenVINOEncoder(percore.PerCoreEncoder):
     def warm(self) -> None:
         """Every input length through every copy, once (1.6 s for MiniLM here): the server does it at start, for its
         p99. The CPU plugin prepares its kernels for each input shape it meets, which doubled a query of a length it
-        had not met yet (p99 of 200 new ideas' facets 68 ms, 34 ms once met)."""
-        self._prepare(solo.lengths(self._max_tokens))
+        had not met yet (p99 of 200 new ideas' facets 68 ms, 34 ms once met). A length at a time: a request coming
+        meanwhile waits for one length, not for all."""
+        for length in solo.lengths(self._max_tokens):
+            self._prepare([length])
 
     def _warm(self, texts: list[str]) -> None:
         """The lengths these texts need, through every copy that has not met them (a one-shot command's dozen ideas

@@ -16,8 +16,11 @@ from indexing.embedders.cpu import native_bf16
 TORCH_BACKENDS = ("torch", "torch-bf16", "torch-int8", "cuda-fp16")
 DEFAULT_BATCH = {"cuda-fp16": 128}  # a GPU wants larger batches; CPU backends keep the caller's
 # int8 with activation scales taken from the whole input tensor at run time: a batch-mate would move a text's vector
-# (by up to 0.011 in cosine with ONNX Runtime's), so these run a text per inference (solo.py)
-PER_TEXT = frozenset({"onnx-int8", "torch-int8"})
+# (by up to 0.011 in cosine with ONNX Runtime's), so these run a text per inference (solo.py). So does bf16: oneDNN
+# picks its bf16 kernels (AMX, AVX-512 BF16) by the rows of a product, batch x length, so the same text at the same
+# padded length got other bits in a batch of 1-2 than of 3+ (at 64 tokens: 1-5 against 6+), on a Sapphire Rapids
+# class CPU; one text per inference cost 35% of in-process bf16 throughput there (docs/cpu-checks.md).
+PER_TEXT = frozenset({"onnx-int8", "torch-int8", "torch-bf16"})
 
 
 def auto_backend(device: str) -> str:
@@ -50,7 +53,22 @@ def variant(backend: str) -> str:
         import torch
 
         return f"-int8-{torch.backends.quantized.engine}"  # kernels differ by engine, and so do the vectors
+    if backend == "torch-bf16":
+        return "-bf16-pertext"  # "-bf16" batched texts of a length, whose bits moved with the batch's size
     return "-" + backend.removeprefix("torch-")
+
+
+def one_thread(device: str) -> None:
+    """Torch inference on CPU on one intra-op thread. oneDNN and its GEMMs split a product over the threads by its
+    shape, so on an AVX-512 CPU (Sapphire Rapids class) the same text got other bits at 2 threads than at 1 (41 of 80
+    fp32 vectors differed, 18 of 80 bf16), and at 2 threads by its batch's size too: a build in the CLI (every core)
+    and a query in the server (HINDSIGHT_SCORING_THREADS, 1) made different vectors of one text. The worker processes
+    of a build run one thread each already (workers.py)."""
+    if device == "cpu":
+        import torch
+
+        if torch.get_num_threads() != 1:
+            torch.set_num_threads(1)
 
 
 def prepare(module, backend: str, device: str):

@@ -136,6 +136,7 @@ class Specter2Embedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         batch_size = 1 if self.backend in runtime.PER_TEXT else max(batch_size, runtime.DEFAULT_BATCH.get(
             self.backend, 0))
+        runtime.one_thread(self.device)
         for rows, feeds in solo.feeds(texts, self._tokenize, max_tokens=MAX_TOKENS, batch_size=batch_size,
                                       pad_id=self.tokenizer.pad_token_id or 0):
             with self._torch.inference_mode():
