@@ -184,3 +184,36 @@ def test_the_draw_sheet_covers_both_sides_and_import_checks_each_row_side(settin
     found = {(e.line, e.field): e.message for e in exc.value.report.errors}
     assert set(found) == {(1, "side"), (2, "side")}
     assert "published 2024-06-01, on or after the cutoff 2024-01-01" in found[(1, "side")]
+
+
+def test_a_system_with_no_labels_beside_one_with_them(settings):
+    """The class rates of a group without labelled ideas are the matcher's alone; its differences are None."""
+    _plant(settings.home)
+    with session_scope(settings.db_path) as session:
+        other = Run(system="sys2", label="r2")
+        session.add(other)
+        session.flush()
+        for n in range(3):
+            idea = Idea(run_id=other.id, idea_id=f"j{n}", problem="P", method="M")
+            session.add(idea)
+            session.flush()
+            score = Score(idea_pk=idea.pk, score=0.0, matched=False, model="test-model", theta=0.5,
+                          index_version="v1", cutoff=CUTOFF, window_end=date(2025, 12, 31), top_k=2,
+                          matcher="hybrid", n_direction_matches=0)
+            session.add(score)
+            session.flush()
+            session.add(PriorArt(score_id=score.id, lookback_days=730, requested_start=date(2022, 1, 1),
+                                 start=date(2022, 1, 1), end=date(2023, 12, 31), clipped=False, papers=20,
+                                 status="known", class_realised="already_published" if n else "unrealised",
+                                 class_direction="already_published" if n else "unrealised",
+                                 realised_before=bool(n), direction_before=bool(n)))
+    with session_scope(settings.db_path) as session:
+        draw(session, run="r1", n=len(PLANTED), seed=1)
+    _label(settings.home)
+    with session_scope(settings.db_path) as session:
+        answer = labelled_summary(session, selection=Selection(), shown=2)
+    sys2 = next(g for g in answer["groups"] if g["group"] == "sys2")
+    est = sys2["classes"]["realised"]["already_published"]
+    assert est["matcher"] == pytest.approx(2 / 3) and est["n_labelled"] == 0
+    diff = answer["differences"][0]["classes"]["realised"]["already_published"]
+    assert diff is None or diff["matcher"] is not None
