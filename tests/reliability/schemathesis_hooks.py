@@ -75,14 +75,17 @@ def paper_files() -> dict[str, str]:
 @cache
 def label_files() -> dict[str, str]:
     """A labels file of each format naming the demo's stored ideas and papers (`format` -> its text); each row names
-    its run, system and annotator, so the query's are not needed."""
+    its run (or draw), system and annotator, so the query's are not needed."""
     idea = json.loads(_lines(ROOT / "data" / "ideas" / "rag.jsonl", 1))["id"]
     paper = json.loads(_lines(ROOT / "data" / "papers.jsonl", 1))["id"]
     labels = json.dumps({"run": "r1", "system": "rag", "idea_id": idea, "paper_id": paper, "label": "direction",
                          "annotator": "contract"}) + "\n"
     judged = json.dumps({"idea": idea, "run": "r1", "system": "rag", "annotator": "contract", "reviewed": [paper],
                          "same_problem": [paper], "same_problem_and_approach": []}) + "\n"
-    return {"auto": labels, "labels": labels, "judged": judged}
+    # a draw's sheet as a spreadsheet saves it: the contract test draws every rag idea first (draw 1); the paper is
+    # dated on the cutoff the ideas are scored at, so its side is "after"
+    sheet = f"\ufeffdraw,idea_id,side,paper_id,label,annotator\r\n1,{idea},after,{paper},none,contract\r\n"
+    return {"auto": labels, "labels": labels, "judged": judged, "sheet": sheet}
 
 
 @cache

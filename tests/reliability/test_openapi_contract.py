@@ -48,6 +48,10 @@ def test_schemathesis_all_checks_every_operation(tmp_path, live_server, minilm):
     r = httpx.post(f"{server.url}/v1/judge-scores", headers=TOKEN, timeout=60,
                    files={"file": ("judge_scores.csv", (ROOT / "data" / "judge_scores.csv").read_bytes())})
     assert r.status_code == 200, r.text
+    # draw 1: every rag idea (the hooks' sheet names one)
+    r = httpx.post(f"{server.url}/v1/labels/draws", headers=TOKEN, timeout=60,
+                   json={"run": "r1", "system": "rag", "n": 1000, "seed": 1})
+    assert r.status_code == 201 and r.json()["draws"][0]["draw"] == 1, r.text
 
     for bad in ({"until": 0}, {"cutoff": 20230601}, {"until": "2024-02-30"}, {"model": "bert"}, {"extra": 1}):
         r = httpx.post(f"{server.url}/v1/index/rebuild", json=bad, headers=TOKEN, timeout=30)
