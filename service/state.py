@@ -139,7 +139,9 @@ class IndexHolder:
                 if embedder.revision != m["revision"]:
                     raise NoIndex(f"index {loaded.version} was built with {m['model']} revision {m['revision']}, "
                                   f"but this server loads revision {embedder.revision}; rebuild the index")
-                embedder.warm()  # every input length once, for the p99 of the requests to come
                 self._embedders[key] = embedder
+                # every input length once, for the p99 of the requests to come: in the background, a length at a
+                # time, so that the first request runs once its own lengths are ready (docs/startup.md)
+                threading.Thread(target=embedder.warm, name="warm-up", daemon=True).start()
                 heap.settle()
             return self._embedders[key]

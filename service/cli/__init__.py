@@ -16,7 +16,7 @@ class Commands(LazyGroup):
                       "Score ideas as a generator wrote them (HindSight JSONL, AI-Researcher plans, AI-Scientist "
                       "ideas.json) against the current index and store them under the run; AI-Scientist's own "
                       "ratings become judge `ai-scientist-self`."),
-        "serve": Lazy("service.cli.scoring:serve", "Run the HTTP API (like uvicorn); docs at /docs."),
+        "serve": Lazy("service.cli.serve:serve", "Run the HTTP API (like uvicorn); docs at /docs."),
         "calibrate": Lazy("service.cli.calibrate:calibrate", "Pick the match threshold for a model from positive "
                                                              "(idea, paper) pairs, or fit the hybrid matcher."),
         "evaluate": Lazy("service.cli.calibrate:evaluate",

@@ -1,4 +1,4 @@
-"""`hindsight score` and `hindsight serve`."""
+"""`hindsight score`."""
 
 import json
 from pathlib import Path
@@ -160,14 +160,3 @@ def prior_art_lines(results: list, lookback: dict) -> list[str]:
         lines.append(f"knowledge cutoff {lookback['knowledge_cutoff']}: {before} ideas with realised prior art the "
                      f"generator could have read, {after} with realised prior art published after it")
     return lines
-
-
-def serve(host: str = typer.Option("127.0.0.1", help="Bind address."),
-          port: int = typer.Option(8000, help="Port."),
-          workers: int = typer.Option(1, help="Worker processes."),
-          log_level: str = typer.Option("info")) -> None:
-    """Run the HTTP API (like uvicorn); docs at /docs."""
-    import uvicorn
-
-    ready_settings()
-    uvicorn.run("service.app:create_app", factory=True, host=host, port=port, workers=workers, log_level=log_level)

@@ -6,7 +6,6 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query
 from pydantic import Field
 from fastapi.responses import PlainTextResponse, Response
 
-from service import plots
 from service.analyses import (
     AnalysisError, Selection, correlations, idea_detail, quadrant_points, quadrants, systems_summary, table_rows,
     to_csv,
@@ -23,6 +22,14 @@ from service.judges import DimensionName
 from service.state import NoIndex
 
 router = APIRouter(prefix="/v1/analysis", tags=["analysis"])
+
+
+def _plots():
+    """service.plots, imported when an image is asked for: matplotlib and what it draws with took 2.6 s of the
+    server's start here (docs/startup.md)."""
+    from service import plots
+
+    return plots
 
 RowId = Annotated[int, Field(ge=1, le=2**63 - 1)]  # SQLite's integer range: larger values overflowed into a 500
 Runs = Annotated[list[RowId], Query(description="Run ids to include (repeat the parameter); all when absent.")]
@@ -140,8 +147,8 @@ def quadrant_image(fmt: Literal["png", "svg"], session: SessionDep, windows: Win
     except AnalysisError as exc:
         raise _unprocessable(exc) from None
     answer = {**meta, "counts": quadrant_counts(frame)}
-    return Response(plots.quadrant_plot(frame, answer, fmt=fmt, matchers=matcher_labels(session, frame["score_id"])),
-                    media_type=plots.FORMATS[fmt])
+    return Response(_plots().quadrant_plot(frame, answer, fmt=fmt, matchers=matcher_labels(session, frame["score_id"])),
+                    media_type=_plots().FORMATS[fmt])
 
 
 @router.get("/distributions.{fmt}", response_class=Response, responses=IMAGE | ANALYSIS_ERRORS)
@@ -152,8 +159,8 @@ def distribution_image(fmt: Literal["png", "svg"], session: SessionDep, windows:
         ideas = load_ideas(session, _selection(runs, systems, group_by, windows, level))
     except AnalysisError as exc:
         raise _unprocessable(exc) from None
-    return Response(plots.distribution_plot(ideas, fmt=fmt, matchers=matcher_labels(session, ideas["score_id"])),
-                    media_type=plots.FORMATS[fmt])
+    return Response(_plots().distribution_plot(ideas, fmt=fmt, matchers=matcher_labels(session, ideas["score_id"])),
+                    media_type=_plots().FORMATS[fmt])
 
 
 def _sensitivity(session, settings, holder, *, runs, systems, group_by, cutoffs, until, top_k, n_resamples, seed):
@@ -206,7 +213,7 @@ def cutoffs_image(fmt: Literal["png", "svg"], session: SessionDep, settings: Set
     """The sensitivity plot: mean score (95% CI) and match rate per system at each cutoff."""
     answer = _sensitivity(session, settings, holder, runs=runs, systems=systems, group_by=group_by, cutoffs=cutoffs,
                           until=until, top_k=top_k, n_resamples=1000, seed=seed)
-    return Response(plots.cutoff_plot(answer, fmt=fmt), media_type=plots.FORMATS[fmt])
+    return Response(_plots().cutoff_plot(answer, fmt=fmt), media_type=_plots().FORMATS[fmt])
 
 
 @router.get("/ideas/{idea_pk}", responses=errors(404, 422))
