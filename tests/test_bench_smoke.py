@@ -81,3 +81,11 @@ def test_incremental_tiny():
 def test_scoring_tiny():
     out = bench("scoring.py", "--n", "12", "--requests", "2", "--batches", "1", "2", "--large", "8")
     assert "HTTP overhead at batch 2" in out and "event loop stays free" in out
+
+
+@pytest.mark.slow
+@slow
+def test_startup_tiny():
+    out = bench("startup.py", "--rounds", "1")
+    assert "pip --help" in out and "index status --json" in out and "serve to first score" in out
+    assert "<= 3x" in out and "within 15 s" in out
