@@ -10,7 +10,10 @@ alternate, so both see the same machine load. Reports ideas/s, p50/p95/p99 laten
 alternating: p50/p90/p99/max of each and hybrid / dense at each (goal: hybrid p99 under 50 ms; the hybrid matcher
 embeds the idea's problem and method on their own too, runs five BM25 queries and computes evidence). The server
 inherits the environment, so `HINDSIGHT_SCORING_THREADS=N` sets its threads. Last, a large batch is scored while
-/healthz is polled: encoding runs in the threadpool, so the event loop must keep answering.
+/healthz is polled: encoding runs in the threadpool, so the event loop must keep answering. Then prior art on and
+off, in process (the same flow): an index of papers on both sides of a cutoff (every venue and year of the corpus),
+ideas scored at that cutoff with the look-back window (730 days) and without it, alternating, per matcher and batch
+size; the cost per idea with prior art over without (goal: at most 1.30). `--only-prior-art` runs that part alone.
 """
 
 import argparse
@@ -34,6 +37,8 @@ import corpus  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_OVERHEAD = 0.15
 GOAL_HYBRID_P99_MS = 50.0
+GOAL_PRIOR_ART = 1.30  # cost per idea with the look-back window over without
+PRIOR_ART_CUTOFF = date(2024, 1, 1)  # the 2023 venues before it, 2024 and 2025 after
 
 
 def free_port() -> int:
@@ -81,7 +86,13 @@ def main() -> None:
     parser.add_argument("--large", type=int, default=256, help="ideas in the batch scored during the health check")
     parser.add_argument("--single", type=int, default=60, help="one-idea requests per matcher")
     parser.add_argument("--port", type=int, default=0, help="the server's loopback port (default: a free one)")
+    parser.add_argument("--prior-art-requests", type=int, default=12,
+                        help="requests per matcher, batch size and mode in the prior-art comparison (0: skip it)")
+    parser.add_argument("--only-prior-art", action="store_true", help="run the prior-art comparison alone")
     args = parser.parse_args()
+    if args.only_prior_art:
+        prior_art_comparison(args)
+        return
 
     from indexing.build import build_index
     from indexing.db import migrate
@@ -206,6 +217,72 @@ def main() -> None:
                 proc.wait(10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    if args.prior_art_requests > 0:
+        prior_art_comparison(args)
+
+
+def prior_art_comparison(args: argparse.Namespace) -> None:
+    """Scoring at PRIOR_ART_CUTOFF with and without the look-back window, alternating, in process."""
+    from indexing.build import build_index
+    from indexing.db import migrate
+    from indexing.ingest import ingest_path
+    from indexing.settings import Settings
+    from service.generator_runs import score_run
+    from service.ideas.records import ReadResult
+    from service.prior_art.window import lookback_window
+    from service.schemas import IdeaIn
+    from service.state import IndexHolder
+    from service.threads import apply_scoring_threads
+
+    rows = corpus.papers()
+    step = max(1, len(rows) // args.n)
+    papers = rows[::step][:args.n]  # every venue and year, on both sides of the cutoff
+    taken = {r["id"] for r in papers}
+    pool = [{"problem": r["title"], "method": r["abstract"].split(". ")[0]} for r in rows if r["id"] not in taken]
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "home"
+        settings = Settings(home=home)
+        migrate(settings.db_path)
+        ingest_path(corpus.write_papers(Path(tmp) / "papers.jsonl", papers), db_path=settings.db_path)
+        built = build_index(settings, cutoff=date(2020, 1, 1), until=date(2100, 12, 31))
+        apply_scoring_threads(settings.scoring_threads)
+        holder = IndexHolder(settings)
+        loaded = holder.current()
+        embedder = holder.embedder_for(loaded)
+
+        def scored(ideas: list[dict], run: str, matcher: str, prior_art: bool) -> float:
+            started = time.perf_counter()
+            done = score_run(settings, loaded=loaded, embedder=embedder, system="bench", run=run, matcher=matcher,
+                             read=ReadResult.of([IdeaIn(**i) for i in ideas]), cutoff=PRIOR_ART_CUTOFF.isoformat(),
+                             prior_art=prior_art)
+            if prior_art:
+                assert done.context.lookback_window and done.context.lookback_window["status"] == "known"
+            return time.perf_counter() - started
+
+        for matcher in ("dense", "hybrid"):  # warm: each window's BM25 and impacts are made on first use
+            for on in (True, False):
+                scored([{"id": "w", **pool[0]}], "warm", matcher, on)
+        window = loaded.resolve_window(PRIOR_ART_CUTOFF)
+        lookback = lookback_window(loaded, PRIOR_ART_CUTOFF, settings.prior_art_lookback_days)
+        print(f"\nprior art on/off, in process: index {built.version} of {len(papers)} papers, cutoff "
+              f"{PRIOR_ART_CUTOFF}: {window.papers} papers after, {lookback.papers} in the 730-day look-back window; "
+              f"{args.prior_art_requests} requests per mode, alternating (load average {os.getloadavg()[0]:.1f})")
+        print(f"  {'matcher':<7} {'batch':>5} {'off ms/idea':>12} {'on ms/idea':>11} {'on/off':>7}")
+        cursor, worst = 0, 0.0
+        for matcher in ("dense", "hybrid"):
+            for batch in (1, 32):
+                lat: dict[bool, list[float]] = {True: [], False: []}
+                for r in range(args.prior_art_requests):
+                    for on in ((True, False) if r % 2 == 0 else (False, True)):
+                        ideas = [{"id": f"i{j}", **pool[(cursor + j) % len(pool)]} for j in range(batch)]
+                        lat[on].append(scored(ideas, f"pa-{matcher}-{batch}-{r}-{on}", matcher, on) / batch)
+                    cursor += batch  # the same ideas on and off
+                ratio = statistics.median(a / b for a, b in zip(lat[True], lat[False]))
+                worst = max(worst, ratio)
+                print(f"  {matcher:<7} {batch:>5} {1000 * statistics.median(lat[False]):12.1f} "
+                      f"{1000 * statistics.median(lat[True]):11.1f} {ratio:6.2f}x")
+        print(f"prior art costs at most {worst:.2f}x per idea (median of paired request ratios), goal <= "
+              f"{GOAL_PRIOR_ART:.2f}x: {'met' if worst <= GOAL_PRIOR_ART else 'missed'}")
 
 
 if __name__ == "__main__":

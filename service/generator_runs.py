@@ -12,6 +12,7 @@ from indexing.embedders import Embedder
 from indexing.matcher.corpus import CorpusView, view_of
 from indexing.matcher.decide import decide, embed
 from indexing.matcher.facets import facets_of
+from indexing.matcher.ranges import token_counts
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.settings import Settings
 from indexing.versions import LoadedIndex
@@ -71,12 +72,16 @@ def score_run(settings: Settings, *, loaded: LoadedIndex, embedder: Embedder, re
     for start in range(0, len(ideas), BATCH):
         batch = ideas[start:start + BATCH]
         facets = [facets_of(embedder, problem=i.problem, method=i.method, text=i.text) for i in batch]
-        vectors = embed(embedder, facets, view.matcher) if before is not None and before.view is not None else None
+        counts = vectors = None
+        if before is not None and before.view is not None:  # both sides read one tokenisation and one encode
+            counts = token_counts(embedder, facets)
+            vectors = embed(embedder, facets, view.matcher, counts)
         decisions = decide(facets, view=view, embedder=embedder, top_k=k, with_evidence=True,
-                           verifier=verifier, vectors=vectors)
+                           verifier=verifier, vectors=vectors, counts=counts)
         shaped = shape(batch, decisions, view=view, impacts=plan.impacts)
         if before is not None:  # the look-back side on the same vectors: its own K, the same matcher and verifier
-            look_back(before, facets, shaped, embedder=embedder, top_k=k, vectors=vectors, verifier=verifier)
+            look_back(before, facets, shaped, embedder=embedder, top_k=k, vectors=vectors, counts=counts,
+                      verifier=verifier)
         results += shaped
         if progress:
             progress(len(batch), len(ideas))

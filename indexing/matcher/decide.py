@@ -78,15 +78,16 @@ def embed(embedder: Embedder, ideas: Sequence[IdeaFacets], matcher: str,
 def decide(ideas: Sequence[IdeaFacets], *, loaded: Version | None = None, view: CorpusView | None = None,
            embedder: Embedder, matcher: str | None = None, top_k: int, allowed: Allowed = None,
            vectors: list[FacetVectors] | None = None, with_evidence: bool = False,
-           verifier: VerifierStep | None = None) -> list[Decision]:
+           verifier: VerifierStep | None = None, counts: Sequence[dict[str, int]] | None = None) -> list[Decision]:
     """Each idea's top-k matches under the matcher, among the papers of the view (a request's, made by view_of),
     or of the loaded version's allowed position range under the asked matcher (default: the version's); with a
-    verifier, its top candidates are then read and decided by it (verify_decisions)."""
+    verifier, its top candidates are then read and decided by it (verify_decisions). counts: the ideas'
+    ranges.token_counts, for callers that decide them in more than one window (counted here when not given)."""
     if view is None:
         if loaded is None:
             raise TypeError("decide needs a view or a loaded version")
         view = view_of(loaded, allowed, matcher)
-    counts = token_counts(embedder, ideas)  # once: the range checks and the unpadded encodes
+    counts = counts if counts is not None else token_counts(embedder, ideas)  # once: range checks, unpadded encodes
     vectors = vectors if vectors is not None else embed(embedder, ideas, view.matcher, counts)
     ranges = check_all(embedder, ideas, counts)
     if view.matcher == "dense":  # the paper's rule decides as it always did; the warnings still say what is off

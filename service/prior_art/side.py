@@ -13,7 +13,7 @@ from indexing.matcher.decide import Decision, FacetVectors, decide
 from indexing.matcher.facets import IdeaFacets
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.versions import LoadedIndex
-from service.prior_art.classes import AFTER_KNOWLEDGE, BEFORE_KNOWLEDGE, UNKNOWN, class_of, period_of
+from service.prior_art.classes import AFTER_KNOWLEDGE, BEFORE_KNOWLEDGE, UNKNOWN, class_of
 from service.prior_art.window import LookBack, lookback_window
 from service.schemas import EvidenceOut, IdeaScoreOut, PriorArtMatchOut, PriorArtOut, ScoringContext, VerdictOut
 
@@ -54,14 +54,15 @@ def unknown_prior_art() -> PriorArtOut:
 
 def look_back(plan: PriorArtPlan, facets: Sequence[IdeaFacets], results: Sequence[IdeaScoreOut], *,
               embedder: Embedder, top_k: int, vectors: list[FacetVectors] | None = None,
-              verifier: VerifierStep | None = None) -> None:
-    """Set each result's `prior_art` (in place) from its top_k papers in the look-back window."""
+              counts: Sequence[dict[str, int]] | None = None, verifier: VerifierStep | None = None) -> None:
+    """Set each result's `prior_art` (in place) from its top_k papers in the look-back window (vectors and counts:
+    the forward side's, so the ideas are encoded and tokenised once)."""
     if plan.view is None:
         for r in results:
             r.prior_art = unknown_prior_art()
         return
-    decisions = decide(facets, view=plan.view, embedder=embedder, top_k=top_k, vectors=vectors, with_evidence=True,
-                       verifier=verifier)
+    decisions = decide(facets, view=plan.view, embedder=embedder, top_k=top_k, vectors=vectors, counts=counts,
+                       with_evidence=True, verifier=verifier)
     for r, d in zip(results, decisions):
         r.prior_art = prior_art_of(d, rows=plan.view.rows, after=after_levels(r),
                                    knowledge_cutoff=plan.lookback.knowledge_cutoff)
@@ -69,20 +70,28 @@ def look_back(plan: PriorArtPlan, facets: Sequence[IdeaFacets], results: Sequenc
 
 def prior_art_of(d: Decision, *, rows: list[dict], after: tuple[bool, bool],
                  knowledge_cutoff: date | None) -> PriorArtOut:
-    """One idea's look-back answer from the matcher's decision on the window's papers."""
-    direction = d.direction if d.direction is not None else d.realised
+    """One idea's look-back answer from the matcher's decision on the window's papers. The matches are built
+    without validation (model_construct): every value is made here with its type, and this runs for K papers of
+    every idea scored."""
+    k = len(d.positions)
+    realised = [bool(x) for x in d.realised]
+    direction = [bool(x) for x in d.direction] if d.direction is not None else realised
     verified = d.verdicts is not None and d.embedding_realised is not None
-    matches = []
+    similarity = [round(x, 6) for x in np.asarray(d.similarity, dtype=np.float64).tolist()]
+    p_r, p_d, p_m = (_rounded(v, k) for v in (d.p_realised, d.p_direction, d.p_method))
+    known = knowledge_cutoff.isoformat() if knowledge_cutoff is not None else None
+    matches: list[PriorArtMatchOut] = []
     for j, pos in enumerate(d.positions):
         paper = rows[pos]
-        published = date.fromisoformat(str(paper["publication_date"])[:10])
+        published = str(paper["publication_date"])[:10]  # ISO dates compare as text
         verdict = d.verdicts[j] if verified and d.verdicts is not None else None
-        matches.append(PriorArtMatchOut(
+        matches.append(PriorArtMatchOut.model_construct(
             paper_id=paper["paper_id"], title=paper["title"], venue=paper["venue"], year=paper["year"],
-            publication_date=published.isoformat(), citations=paper["citations"], similarity=_r(d.similarity[j]),
-            realised=bool(d.realised[j]), direction=bool(d.realised[j] or direction[j]),
-            period=period_of(published, knowledge_cutoff),  # type: ignore[arg-type]
-            p_realised=_opt(d.p_realised, j), p_direction=_opt(d.p_direction, j), p_method=_opt(d.p_method, j),
+            publication_date=published, citations=paper["citations"], similarity=similarity[j],
+            realised=realised[j], direction=realised[j] or direction[j],
+            period=None if known is None else BEFORE_KNOWLEDGE if published < known  # type: ignore[arg-type]
+            else AFTER_KNOWLEDGE,
+            p_realised=p_r[j], p_direction=p_d[j], p_method=p_m[j],
             evidence=EvidenceOut(**d.evidence[j]) if d.evidence else None,
             verifier=VerdictOut(p_direction=_r(verdict.p_direction), p_realised=_r(verdict.p_realised),
                                 source=verdict.source) if verdict else None,
@@ -90,21 +99,19 @@ def prior_art_of(d: Decision, *, rows: list[dict], after: tuple[bool, bool],
             else None,
             embedding_direction=bool(d.embedding_direction[j]) if verified and d.embedding_direction is not None
             else None))
-    realised = [m for m in matches if m.realised]
+    hits = [m for m in matches if m.realised]
     n_direction = sum(m.direction for m in matches)
-    before_r, before_d = bool(realised), n_direction > 0
-    known = knowledge_cutoff is not None
-    return PriorArtOut(
-        class_realised=class_of(after[0], before_r),  # type: ignore[arg-type]
-        class_direction=class_of(after[1], before_d),  # type: ignore[arg-type]
-        realised_before=before_r, direction_before=before_d, n_realised=len(realised), n_direction=n_direction,
-        n_realised_before_knowledge=sum(m.period == BEFORE_KNOWLEDGE for m in realised) if known else None,
-        n_realised_after_knowledge=sum(m.period == AFTER_KNOWLEDGE for m in realised) if known else None,
+    return PriorArtOut.model_construct(
+        class_realised=class_of(after[0], bool(hits)),  # type: ignore[arg-type]
+        class_direction=class_of(after[1], n_direction > 0),  # type: ignore[arg-type]
+        realised_before=bool(hits), direction_before=n_direction > 0, n_realised=len(hits), n_direction=n_direction,
+        n_realised_before_knowledge=sum(m.period == BEFORE_KNOWLEDGE for m in hits) if known else None,
+        n_realised_after_knowledge=sum(m.period == AFTER_KNOWLEDGE for m in hits) if known else None,
         matches=matches)
 
 
-def _opt(values: np.ndarray | None, j: int) -> float | None:
-    return _r(values[j]) if values is not None else None
+def _rounded(values: np.ndarray | None, k: int) -> list[float | None]:
+    return [None] * k if values is None else [round(x, 6) for x in np.asarray(values, dtype=np.float64).tolist()]
 
 
 def _r(value: float | np.floating) -> float:

@@ -44,8 +44,8 @@ def store_prior_art(session: Session, *, run_id: int, ideas: Sequence[IdeaIn], r
     matches = [dict(prior_art_id=pa_id, rank=rank, **_match_row(m))
                for pa_id, (_, r) in zip(ids, pairs) if r.prior_art is not None
                for rank, m in enumerate(r.prior_art.matches, start=1)]
-    if matches:
-        session.execute(insert(PriorArtMatch), matches)
+    if matches:  # Core executemany on the connection: no ORM bulk path for K rows an idea
+        session.connection().execute(insert(PriorArtMatch), matches)
     session.flush()
     return len(rows)
 
