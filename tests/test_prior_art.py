@@ -189,3 +189,32 @@ def test_systems_and_correlations_report_prior_art(planted, minilm):
         first = corr["rows"][0]
         assert (first["scope"], first["dimension"]) == ("all", "novelty")
         assert first["n"] == 6 and first["had_prior_art"] == 3 and first["rho"] == pytest.approx(-1.0)
+
+
+def test_the_verifier_reads_lookback_candidates_only_when_asked(planted, minilm, replay):
+    from indexing.matcher.verifier import verifier_step
+    from tests.replay_server import chat_reply
+
+    settings, loaded, ideas = planted
+    chat = replay(chat=lambda body: chat_reply("openai_logprobs_yes.json"))
+    asked = Settings(home=settings.home, verifier_url=chat.url + "/v1", verifier_model="m", verifier_pace=0,
+                     verifier_backoff_min=0.01, verifier_backoff_max=0.05, verifier_budget=1000)
+    step = verifier_step("openai", asked, 2)
+    read = ReadResult.of([IdeaIn(**ideas["recalled"])])
+    done = score_run(asked, loaded=loaded, embedder=minilm, read=read, system="s", run="verified",
+                     cutoff=PRIOR_ART_CUTOFF, matcher="dense", verifier=step)
+    before = done.results[0].prior_art
+    assert before is not None and done.context.verifier
+    assert [m.verifier is not None for m in before.matches[:3]] == [True, True, False]  # its top 2, as forward
+    assert all(m.embedding_realised is not None for m in before.matches)
+    assert before.class_realised == RECALLED  # the endpoint says yes to every pair on both sides
+    read_pairs = len(chat.requests("v1/chat/completions"))
+    assert read_pairs >= 4  # forward and look-back candidates were both read
+    with session_scope(settings.db_path) as session:
+        row = stored_prior_art(session, [session.scalar(select(Score.id).join(Idea).join(Run).where(
+            Run.label == "verified"))])
+        assert next(iter(row.values())).verifier == done.context.verifier
+    plain = score_run(asked, loaded=loaded, embedder=minilm, read=read, system="s", run="plain",
+                      cutoff=PRIOR_ART_CUTOFF, matcher="dense")
+    assert len(chat.requests("v1/chat/completions")) == read_pairs  # no verifier asked: none read
+    assert all(m.verifier is None for m in plain.results[0].prior_art.matches)  # type: ignore[union-attr]
