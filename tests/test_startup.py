@@ -195,3 +195,37 @@ def test_migrate_upgrades_a_database_behind_the_newest_schema(tmp_path):
 
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(head_revision(),)]
+
+
+@pytest.mark.server  # exports and quantises the model first (about a minute)
+def test_onnx_int8_loads_its_saved_optimised_graph_with_the_same_vectors(ir_dir, tmp_path, monkeypatch):
+    """The second load reads ONNX Runtime's optimised graph saved by the first, keyed by the runtime's version; the
+    vectors are bit for bit those of the model optimised in memory, and no transformers is imported to get them."""
+    pytest.importorskip("onnxruntime")
+    import numpy as np
+    import onnxruntime
+
+    from indexing.embedders import onnx_backend
+    from indexing.embedders.minilm import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder(backend="onnx-int8", export_dir=ir_dir)
+    texts = idea_texts()[:40]
+    ours = embedder.encode(texts)
+    (saved,) = (ir_dir).glob(f"minilm-onnx-*/onnx/optimized/*-ort{onnxruntime.__version__}-*.onnx")
+    onnx_file = saved.parent.parent / (saved.name.split("-ort")[0] + ".onnx")
+    monkeypatch.setattr(onnx_backend, "optimized_model", lambda path: path)
+    in_memory = onnx_backend.ONNXEncoder(onnx_file, lambda batch: embedder.tokenizer([t.strip() for t in batch]),
+                                         max_tokens=embedder.max_tokens, pad_id=embedder.tokenizer.pad_token_id,
+                                         per_text=True)
+    assert np.array_equal(in_memory.encode(texts), ours)
+    assert np.array_equal(in_memory.encode(texts[:3]), ours[:3])  # the wide session, a request's few texts
+
+    code = ("import sys, json\nfrom pathlib import Path\nfrom indexing.embedders.minilm import MiniLMEmbedder\n"
+            "e = MiniLMEmbedder(backend='onnx-int8', export_dir=Path(sys.argv[1]))\n"
+            "texts = json.loads(Path(sys.argv[2]).read_text())\n"
+            "Path(sys.argv[3]).write_bytes(e.encode(texts).tobytes())\n")
+    (tmp_path / "texts.json").write_text(json.dumps(texts))
+    found = loaded_after(code, tmp_path, str(ir_dir), str(tmp_path / "texts.json"), str(tmp_path / "vectors"))
+    assert found["code"] == 0 and not {"transformers", "sentence_transformers"} & set(found["heavy"])
+    child = np.frombuffer((tmp_path / "vectors").read_bytes(), dtype=np.float32).reshape(ours.shape)
+    assert np.array_equal(child, ours)
