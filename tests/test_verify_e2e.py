@@ -109,3 +109,21 @@ def test_http_verification_is_a_job_with_progress(tmp_path, minilm, chat, server
     assert state["progress"] == {"stage": "verify", "done": 12, "total": 12}
     assert state["result"]["new_calls"] == 12 * TOP
     assert httpx.get(f"{server.url}/v1/runs/nope/verify", timeout=30).status_code == 404
+
+
+def test_cli_verify_takes_a_run_label_two_systems_share(tmp_path, minilm, chat):
+    """issue 42: every command taking --run reads a label shared by two systems alike: each system's run, or one
+    with --system."""
+    import json
+
+    home = scored_home(tmp_path, minilm)
+    done = run_cli(home, "score", str(IDEAS), "--system", "vanilla", "--run", "r1", "--verifier", "none", "--json")
+    assert done.returncode == 0, done.stderr
+    one = verify(home, chat, "--system", "vanilla")
+    assert one.returncode == 0, one.stderr
+    assert json.loads(one.stdout)["verified"] == 12 and json.loads(one.stdout)["new_calls"] == 12 * TOP
+    both = verify(home, chat)
+    assert both.returncode == 0, both.stderr
+    runs = json.loads(both.stdout)["runs"]
+    assert [r["verified"] for r in runs] == [12, 12] and len({r["run_id"] for r in runs}) == 2
+    assert sum(r["new_calls"] for r in runs) == 0  # the same pairs: every verdict from the cache
