@@ -184,6 +184,8 @@ def test_tables_are_readable_in_80_columns(settings, run_cli_here, monkeypatch, 
         assert "…" not in res.output, res.output
         table_lines = [x for x in res.output.splitlines() if set(x) & set("│┃━╇─")]
         assert table_lines and max(len(x) for x in table_lines) <= 80, res.output
+    res = run_cli_here("analyze", "systems")
+    assert any("measure" in x and "Welch p" in x and "delta" in x for x in res.output.splitlines())  # a table
     res = run_cli_here("analyze", "systems", "--labels")
     assert "0.000*" in res.output and "[0.000, 0.592]" in res.output and "labels_only" in res.output
     assert " realised " in res.output and " direction " in res.output  # the measures whole

@@ -131,16 +131,20 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
     console.print(t)
     if answer.get("prior_art"):
         _print_prior_art(answer)
-    if answer["comparisons"]:
-        c = Table("a vs b", "measure", "mean a", "mean b", "Mann-Whitney p", "Welch p", "Cliff's delta",
-                  title="comparison")
-        for row in answer["comparisons"]:
-            measure = ("HindSight" if row["metric"] == "hindsight" else "anticipation"
-                       if row["metric"] == "anticipation" else f"{row['metric'][5:]} rate"
-                       if row["metric"].startswith("rate_") else f"{row['judge']} {row['dimension']}")
-            c.add_row(f"{row['a']} vs {row['b']}", measure, _fmt(row["mean_a"]), _fmt(row["mean_b"]),
-                      _pval(row["mannwhitney_p"]), _pval(row["welch_p"]), _fmt(row["effect_size"]["value"], 2))
+    tables: dict[tuple[str, str], Table] = {}  # a table per pair of groups, so that it fits 80 columns
+    for row in answer["comparisons"]:
+        c = tables.setdefault((row["a"], row["b"]), Table("measure", "mean a", "mean b", "MW p", "Welch p", "delta",
+                                                          title=f"comparison: a = {row['a']}, b = {row['b']}"))
+        measure = ("HindSight" if row["metric"] == "hindsight" else "anticipation"
+                   if row["metric"] == "anticipation" else f"{row['metric'][5:]} rate"
+                   if row["metric"].startswith("rate_") else f"{row['judge']} {row['dimension']}")
+        c.add_row(measure, _fmt(row["mean_a"]), _fmt(row["mean_b"]), _pval(row["mannwhitney_p"]),
+                  _pval(row["welch_p"]), _fmt(row["effect_size"]["value"], 2))
+    for c in tables.values():
         console.print(c)
+    if tables:
+        console.print("MW p: Mann-Whitney U test; Welch p: Welch's t-test; delta: Cliff's delta of a over b",
+                      highlight=False)
 
 
 def _rate(r: dict) -> str:
