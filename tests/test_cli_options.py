@@ -23,6 +23,10 @@ def test_cli_errors_name_options_and_http_errors_name_parameters(settings, run_c
                          (("analyze", "quadrants"), "--judge: ")):
         res = run_cli_here(*args)
         assert res.exit_code == 2 and option in res.output, (args, res.output)
+    res = run_cli_here("label", "draw", "--run", "nope", "--n", "1")
+    assert res.exit_code == 2 and "--run: no run 'nope'" in res.output
     with TestClient(create_app(settings)) as c:
+        r = c.post("/v1/labels/draws", json={"run": "nope", "n": 1}, headers={"Authorization": "Bearer test-token"})
+        assert r.status_code == 404 and r.json()["detail"].startswith("run: no run 'nope'")
         r = c.get("/v1/runs/r1/scores")
         assert r.status_code == 404 and "add ?system=..." in r.json()["detail"] and "--system" not in r.text

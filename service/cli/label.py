@@ -1,6 +1,7 @@
 """`hindsight label draw|import|export|status|suggest`."""
 
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 from rich.table import Table
@@ -16,6 +17,15 @@ RunOpt = typer.Option(..., "--run", help="Run id or label (a label names every s
 SystemOpt = typer.Option(None, "--system", help="Only this system's run.")
 
 
+# the fields a LabelError names that are this command line's options
+OPTIONS = {"run", "system", "n", "seed", "draw", "candidates", "annotator"}
+
+
+def _fail(exc: LabelError) -> NoReturn:
+    """The error naming the option at fault (the field over HTTP)."""
+    fail(f"--{exc.field}: {exc.message}" if exc.field in OPTIONS else str(exc))
+
+
 @app.command()
 def draw(run: str = RunOpt, n: int = typer.Option(..., "--n", min=1, help="Ideas to draw from each system's run."),
          seed: int | None = typer.Option(None, "--seed", min=0, max=2**32 - 1,
@@ -27,7 +37,7 @@ def draw(run: str = RunOpt, n: int = typer.Option(..., "--n", min=1, help="Ideas
         with session_scope(settings.db_path) as session:
             answer = draw_ideas(session, run=run, n=n, seed=seed, system=system)
     except LabelError as exc:
-        fail(str(exc))
+        _fail(exc)
     if json_out:
         print_json(answer)
         return
@@ -97,7 +107,7 @@ def export(run: str | None = typer.Option(None, "--run", help="The run's labels 
                 assert run is not None
                 rows = export_labels(session, run=run, system=system)
     except LabelError as exc:
-        fail(f"--{exc.field}: {exc.message}" if exc.field in ("draw", "candidates") else str(exc))
+        _fail(exc)
     text = sheets.to_csv(rows) if fmt == "csv" else sheets.to_jsonl(rows)
     what = f"{len(rows)} rows ({len({(r['draw'], r['idea_id']) for r in rows})} ideas) to label" if draws \
         else f"{len(rows)} labels"
@@ -117,7 +127,7 @@ def status(run: str = RunOpt, system: str | None = SystemOpt, json_out: bool = J
         with session_scope(settings.db_path) as session:
             answer = draw_status(session, run=run, system=system)
     except LabelError as exc:
-        fail(str(exc))
+        _fail(exc)
     if json_out:
         print_json(answer)
         return
@@ -164,7 +174,7 @@ def suggest(draws: list[int] = typer.Option(..., "--draw", min=1, help="The draw
             report = suggest_labels(settings.db_path, draws=draws, judge=judge, annotator=annotator,
                                     candidates=candidates or settings.labels_top_k, progress=stage_bar(bars, "label"))
         except LabelError as exc:
-            fail(f"--{exc.field}: {exc.message}")
+            _fail(exc)
     if json_out:
         print_json(report.as_dict())
     else:
