@@ -230,7 +230,7 @@ def test_defaults_per_model(settings, minilm):
     # newest (static int8's) and the manifest says so
     block = matcher_manifest(settings, minilm, None)
     assert block["default"] == "hybrid"
-    assert block["hybrid"]["fitted_on_revision"] == minilm.revision + "-openvino-int8-static-bf16"
+    assert block["hybrid"]["fitted_on_revision"] == minilm.revision + "-openvino-int8-static-f32"
     assert "fitted on revision" in block["warning"]
 
     class Bf16Like:
