@@ -289,6 +289,7 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "model": embedder.key, "model_id": embedder.model_id, "revision": embedder.revision,
         "backend": getattr(embedder, "backend", None),
+        "backend_check": getattr(embedder, "backend_check", None),  # this machine's verdict (embedders/check.py)
         "dim": embedder.dim, "theta": embedder.theta, "max_tokens": getattr(embedder, "max_tokens", None),
         "cutoff": cutoff.isoformat(), "window": {"start": cutoff.isoformat(), "end": until.isoformat()},
         "index": {"kind": index.kind, "factory": index.factory, "metric": "inner_product", **index.params},

@@ -33,6 +33,13 @@ class Settings(BaseSettings):
                                   description="SPECTER2 runtime: auto (openvino-int8 where installed on CPUs with "
                                               "int8 dot products, else bf16 on CPUs with native bf16, else fp32 "
                                               "torch; fp16 on CUDA) or a named one; each has its own revision.")
+    allow_failed_backend: bool = Field(False, description="Use an embedding backend named explicitly (a setting, "
+                                                          "an index's manifest) even where it fails this machine's "
+                                                          "backend check (docs/cpu-checks.md); a warning says so.")
+    backend_check_dir: Path | None = Field(None, description="Where backend check verdicts are cached, shared by "
+                                                             "every HINDSIGHT_HOME; unset: "
+                                                             "$XDG_CACHE_HOME/hindsight/backend-checks (else "
+                                                             "~/.cache/hindsight/backend-checks).")
     embed_workers: int = Field(0, ge=0, le=64,
                                description="Processes that embed a build with a torch backend (one torch thread each); "
                                            "0 = auto: one per CPU core for builds of 512+ new texts on CPU, else "

@@ -4,6 +4,7 @@ import threading
 from pathlib import Path
 
 from indexing.embedders import Embedder, load_embedder
+from indexing.embedders import check as backend_check
 from indexing.embedders.runtime import manifest_backend
 from indexing.settings import Settings
 from indexing.vectorindex.base import IndexUnavailable
@@ -108,12 +109,14 @@ class IndexHolder:
         alias points, read from the store: `unavailable` gives the reason when it cannot be reached)."""
         self.refresh()
         wanted = current_version(self.indexes_dir)
-        loaded, index, unavailable = self._loaded, None, None
+        loaded, index, unavailable, checked = self._loaded, None, None, None
         if loaded is not None:
             try:
                 index = loaded.index.describe()
             except IndexUnavailable as exc:
                 unavailable = str(exc)
+            m = loaded.manifest
+            checked = backend_check.status(m["model"], manifest_backend(m), m["revision"], self.settings)
         return {
             "loaded_version": loaded.version if loaded else None,
             "current_pointer": wanted,
@@ -121,6 +124,7 @@ class IndexHolder:
             "refused": dict(self._failed),
             "index": index,
             "unavailable": unavailable,
+            "backend_check": checked,
         }
 
     def embedder_for(self, loaded: LoadedIndex) -> Embedder:

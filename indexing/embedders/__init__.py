@@ -6,25 +6,48 @@ from indexing.settings import Settings
 KNOWN = ("minilm", "specter2")
 
 
-def load_embedder(key: str, settings: Settings, *, theta: float | None = None, backend: str | None = None) -> Embedder:
+def load_embedder(key: str, settings: Settings, *, theta: float | None = None, backend: str | None = None,
+                  check: bool = True) -> Embedder:
     """Load the named embedder; theta defaults to the model registry's calibrated value (see thetas.py), else the
-    model's own constant; backend defaults to the model's setting (`auto` picks the fastest measured one)."""
+    model's own constant; backend defaults to the model's setting (`auto` picks the fastest measured one that passes
+    this machine's backend check, check.py). A backend named here or in the settings that fails the check raises
+    check.BackendCheckFailed (a ValueError) unless settings.allow_failed_backend; check=False loads it unchecked."""
     if theta is None and key in KNOWN:
         from indexing.embedders.thetas import registry_theta
 
         theta = registry_theta(key, home=settings.home)
-    if key == "minilm":
-        from indexing.embedders.minilm import MiniLMEmbedder
+    if key not in KNOWN:
+        raise ValueError(f"unknown model {key!r}; known: {', '.join(KNOWN)}")
+    requested = backend or (settings.minilm_backend if key == "minilm" else settings.specter2_backend)
 
-        return MiniLMEmbedder(device=settings.device, theta=theta, backend=backend or settings.minilm_backend,
-                              export_dir=settings.home / "models")
-    if key == "specter2":
+    def build(name: str) -> Embedder:
+        if key == "minilm":
+            from indexing.embedders.minilm import MiniLMEmbedder
+
+            return MiniLMEmbedder(device=settings.device, theta=theta, backend=name,
+                                  export_dir=settings.home / "models")
         from indexing.embedders.specter2 import Specter2Embedder
 
         return Specter2Embedder(base=settings.specter2_base, adapter=settings.specter2_adapter,
-                                device=settings.device, theta=theta, backend=backend or settings.specter2_backend,
+                                device=settings.device, theta=theta, backend=name,
                                 export_dir=settings.home / "models")
-    raise ValueError(f"unknown model {key!r}; known: {', '.join(KNOWN)}")
+
+    if not check:
+        return build(requested)
+    from indexing.embedders import check as backend_check
+
+    return backend_check.checked(key, requested, settings, build, lambda: auto_order(key, settings.device))
+
+
+def auto_order(key: str, device: str) -> list[str]:
+    """The backends `auto` tries for this model, in order."""
+    if key == "minilm":
+        from indexing.embedders.minilm import auto_order as minilm_order
+
+        return minilm_order(device)
+    from indexing.embedders.runtime import auto_order as torch_order
+
+    return torch_order(device)
 
 
 __all__ = ["Embedder", "KNOWN", "join", "load_embedder"]

@@ -38,20 +38,22 @@ ONNX_BACKENDS = ("onnx", "onnx-int8")
 BACKENDS = (*runtime.TORCH_BACKENDS, *ONNX_BACKENDS, *openvino_backend.BACKENDS)
 
 
-def auto_backend(device: str) -> str:
-    """The fastest backend within the drift bound here: CUDA fp16 / OpenVINO int8 / native bf16
-    (runtime.auto_backend), else int8 ONNX when ONNX Runtime is installed (1.1-2.1x the baseline in runs here, mean
-    drift 0.010), else fp32 torch. openvino-int8 is MiniLM's default since the shipped hybrid matcher has a fit made
+def auto_order(device: str) -> list[str]:
+    """The backends `auto` tries, fastest within the drift bound first: CUDA fp16 / OpenVINO int8 / native bf16
+    (runtime.auto_order), then int8 ONNX where ONNX Runtime is installed (1.1-2.1x the baseline in runs here, mean
+    drift 0.010), then fp32 torch. openvino-int8 is MiniLM's default since the shipped hybrid matcher has a fit made
     on its vectors (indexing/matcher/registry/minilm-hybrid.json, docs/calibration-hybrid.md); the bf16 fit stays
     beside it for the versions built with bf16."""
-    chosen = runtime.auto_backend(device)
-    if chosen != "torch":
-        return chosen
-    try:
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        return "torch"
-    return "onnx-int8"
+    from importlib.util import find_spec
+
+    order = runtime.auto_order(device)
+    if not device.startswith("cuda") and find_spec("onnxruntime"):
+        order.insert(order.index("torch"), "onnx-int8")
+    return order
+
+
+def auto_backend(device: str) -> str:
+    return auto_order(device)[0]
 
 
 def quantization_target() -> str:

@@ -23,12 +23,17 @@ DEFAULT_BATCH = {"cuda-fp16": 128}  # a GPU wants larger batches; CPU backends k
 PER_TEXT = frozenset({"onnx-int8", "torch-int8", "torch-bf16"})
 
 
-def auto_backend(device: str) -> str:
+def auto_order(device: str) -> list[str]:
+    """The backends `auto` tries, fastest first, each where it can run here; fp32 torch, the reference, last (a
+    backend that fails this machine's check is skipped: check.py)."""
     if device.startswith("cuda"):
-        return "cuda-fp16"
-    if openvino_backend.available():
-        return "openvino-int8"
-    return "torch-bf16" if native_bf16() else "torch"
+        return ["cuda-fp16", "torch"]
+    return (["openvino-int8"] if openvino_backend.available() else []) + (["torch-bf16"] if native_bf16() else []) \
+        + ["torch"]
+
+
+def auto_backend(device: str) -> str:
+    return auto_order(device)[0]
 
 
 def resolve(backend: str, device: str, known: tuple[str, ...]) -> str:

@@ -69,12 +69,18 @@ def status(json_out: bool = JsonOpt) -> None:
     """The current version and its manifest, and the versions on disk."""
     settings = ready_settings()
     versions, current = list_versions(settings.indexes_dir), current_version(settings.indexes_dir)
-    out: dict = {"current": current, "versions": versions, "manifest": None, "error": None}
+    out: dict = {"current": current, "versions": versions, "manifest": None, "error": None, "backend_check": None}
     if current:
         try:
             out["manifest"] = load_version(settings.indexes_dir, current).manifest
         except (IndexDamaged, IndexUnavailable) as exc:
             out["error"] = str(exc)
+    if out["manifest"]:  # this machine's verdict on the index's backend, as cached: nothing is loaded or probed
+        from indexing.embedders import check
+        from indexing.embedders.runtime import manifest_backend
+
+        m = out["manifest"]
+        out["backend_check"] = check.status(m["model"], manifest_backend(m), m["revision"], settings)
     if json_out:
         print_json(out)
         return
@@ -97,6 +103,10 @@ def status(json_out: bool = JsonOpt) -> None:
     table.add_row("matcher", f"{mb['default']}" + (f" (hybrid {hybrid.get('version')} available)" if hybrid else "")
                   + (f"; {mb['warning']}" if mb.get("warning") else ""))
     table.add_row("lexical index", f"{m['lexical']['documents']} documents" if m.get("lexical") else "none")
+    bc = out["backend_check"]
+    table.add_row("backend check", f"{m.get('backend') or bc['backend']}: {bc['verdict']}" + (
+        f" (worst drift {bc['worst']['drift']:.4f} at length {bc['worst']['length']}, {bc['checked_at']})"
+        if bc.get("worst") else ""))
     for key, value in m["counts"].items():
         table.add_row(key, str(value))
     table.add_row("citations min/max", f"{m['impact']['citation_min']:g} / {m['impact']['citation_max']:g}")

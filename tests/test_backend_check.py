@@ -1,0 +1,177 @@
+"""The embedding backend's self-check (indexing/embedders/check.py): probes at every input length against fp32 torch,
+`auto` falling back past a backend that fails, an explicit choice refusing unless overridden, a served index refused,
+the verdict cached per machine and shown. The faults are injected into a real encoder, so these run on every CPU."""
+
+import json
+import logging
+from importlib.metadata import version
+
+import pytest
+import torch
+
+from indexing.build import build_index
+from indexing.embedders import check, cpu, load_embedder, minilm, openvino_backend, solo
+from indexing.embedders.minilm import MiniLMEmbedder
+from indexing.ingest import ingest_bytes
+from service.state import IndexHolder, NoIndex
+from tests.helpers import ROOT, run_cli
+
+BAD = 40  # the input length the injected fault corrupts
+
+
+@pytest.fixture
+def checks(tmp_path, settings):
+    """Settings whose verdicts go to a folder of this test's own (the shared per-user one keeps real verdicts)."""
+    return settings.model_copy(update={"backend_check_dir": tmp_path / "checks"})
+
+
+@pytest.fixture
+def faulty_bf16(monkeypatch):
+    """torch-bf16's real model, its output corrupted for inputs padded to BAD tokens (as OpenVINO's bf16 attention
+    was at 32 on a Sapphire Rapids class CPU)."""
+    embedder = MiniLMEmbedder(backend="torch-bf16")
+    model = embedder.model
+    forward = model.forward
+
+    def corrupted(features, *args, **kwargs):
+        out = forward(features, *args, **kwargs)
+        if features["input_ids"].shape[1] == BAD:
+            vectors = out["sentence_embedding"]
+            out["sentence_embedding"] = vectors + 0.5 * vectors.norm(dim=1, keepdim=True) * torch.roll(vectors, 1, 1)
+        return out
+
+    monkeypatch.setattr(model, "forward", corrupted)
+    monkeypatch.setattr(minilm, "auto_order", lambda device: ["torch-bf16", "torch"])
+    return embedder
+
+
+def test_probes_cover_every_input_length(minilm):
+    probes = check.probe_texts(minilm.tokenizer, minilm.max_tokens)
+    assert list(probes) == solo.lengths(minilm.max_tokens)
+    for length, texts in probes.items():
+        assert texts, length
+        counts = minilm.tokenizer(texts, truncation=True, max_length=minilm.max_tokens)["input_ids"]
+        assert {solo.padded_length(len(c), minilm.max_tokens) for c in counts} == {length}
+
+
+def test_auto_falls_back_past_a_failing_length_and_names_it(checks, faulty_bf16, caplog):
+    with caplog.at_level(logging.INFO, logger="hindsight.backend_check"):
+        embedder = load_embedder("minilm", checks.model_copy(update={"minilm_backend": "auto"}))
+    assert embedder.backend == "torch"  # the next in auto's order: fp32, the reference
+    warning = next(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+    assert "torch-bf16" in warning and f"input length {BAD}:" in warning and "auto falls back" in warning
+    (skipped,) = embedder.backend_check["skipped"]
+    assert skipped["backend"] == "torch-bf16" and skipped["length"] == BAD and skipped["drift"] > 0.015
+    (path,) = (checks.backend_check_dir).glob("minilm-torch-bf16-*.json")
+    verdict = json.loads(path.read_text())
+    assert verdict["verdict"] == "fail" and [f["length"] for f in verdict["failed"]] == [BAD]
+    assert verdict["lengths"] == solo.lengths(256) and verdict["per_length"]["32"] < 0.015
+    assert verdict["key"]["cpu_flags"] and verdict["key"]["libraries"]["torch"] == version("torch")
+
+
+def test_an_explicit_backend_refuses_unless_overridden(checks, faulty_bf16, caplog):
+    named = checks.model_copy(update={"minilm_backend": "torch-bf16"})
+    with pytest.raises(check.BackendCheckFailed) as refused:
+        load_embedder("minilm", named)
+    message = str(refused.value)
+    assert f"minilm backend torch-bf16 fails this machine's backend check at input length {BAD}: drift" in message
+    assert "HINDSIGHT_ALLOW_FAILED_BACKEND" in message and "hindsight index build" in message
+    with caplog.at_level(logging.WARNING, logger="hindsight.backend_check"):
+        used = load_embedder("minilm", named.model_copy(update={"allow_failed_backend": True}))
+    assert used.backend == "torch-bf16" and used.backend_check["overridden"] is True
+    assert any("used anyway" in r.getMessage() for r in caplog.records)
+
+
+def test_a_second_start_probes_nothing(checks, monkeypatch, caplog):
+    named = checks.model_copy(update={"minilm_backend": "torch-bf16"})
+    first = load_embedder("minilm", named).backend_check
+    assert first["verdict"] == "pass" and first["lengths_checked"] == 32 and first["worst"]["drift"] < 0.015
+
+    def no_probe(*args, **kwargs):
+        raise AssertionError("probed again")
+
+    monkeypatch.setattr(check, "probe", no_probe)
+    with caplog.at_level(logging.INFO, logger="hindsight.backend_check"):
+        again = load_embedder("minilm", named).backend_check
+    assert again == first and not caplog.records
+    # another machine (other CPU flags) or another library version is another key: probed anew
+    monkeypatch.setattr(cpu, "cpu_flags", lambda: frozenset({"avx2", "another-cpu"}))
+    assert check.cached("minilm", "torch-bf16", again["revision"], named) is None
+    assert check.status("minilm", "torch", "r", named)["verdict"] == "reference"  # fp32 is never probed
+
+
+def test_an_index_whose_backend_fails_here_is_not_used_to_score(checks, monkeypatch):
+    """Built where torch-bf16 passed; served on a machine (here: the same, with the fault injected and an empty
+    verdict cache) where it fails at one length: refused, naming the backend, the length and the rebuild command."""
+    lines = (ROOT / "data/papers.jsonl").read_text().splitlines()
+    ingest_bytes("\n".join(lines[:6]).encode(), "a.jsonl", db_path=checks.db_path)
+    named = checks.model_copy(update={"minilm_backend": "torch-bf16"})
+    built = build_index(named)
+    assert built.manifest["backend_check"]["verdict"] == "pass"
+    assert built.manifest["backend_check"]["backend"] == "torch-bf16"
+    elsewhere = named.model_copy(update={"backend_check_dir": checks.backend_check_dir.parent / "elsewhere"})
+    embedder = MiniLMEmbedder(backend="torch-bf16")
+    forward = embedder.model.forward
+
+    def corrupted(features, *args, **kwargs):
+        out = forward(features, *args, **kwargs)
+        if features["input_ids"].shape[1] == BAD:
+            out["sentence_embedding"] = torch.roll(out["sentence_embedding"], 1, 1)
+        return out
+
+    monkeypatch.setattr(embedder.model, "forward", corrupted)
+    holder = IndexHolder(elsewhere)
+    with pytest.raises(NoIndex, match=f"torch-bf16 fails this machine's backend check at input length {BAD}.*"
+                                      "hindsight index build"):
+        holder.embedder_for(holder.current())
+    assert holder.status()["backend_check"]["verdict"] == "fail"
+    monkeypatch.undo()
+
+
+@pytest.mark.server  # CLI subprocesses
+def test_index_status_shows_the_verdict_and_a_second_start_keeps_it(checks, tmp_path):
+    lines = (ROOT / "data/papers.jsonl").read_text().splitlines()
+    ingest_bytes("\n".join(lines[:6]).encode(), "a.jsonl", db_path=checks.db_path)
+    env = {"HINDSIGHT_BACKEND_CHECK_DIR": str(checks.backend_check_dir), "HINDSIGHT_MINILM_BACKEND": "torch-bf16",
+           "HINDSIGHT_VERIFIER": "none"}
+    proc = run_cli(checks.home, "index", "status", "--json", env=env)
+    assert proc.returncode != 0 or json.loads(proc.stdout)["backend_check"] is None  # no index yet
+    built = run_cli(checks.home, "index", "build", "--json", env=env)
+    assert built.returncode == 0, built.stderr[-2000:]
+    first = json.loads(run_cli(checks.home, "index", "status", "--json", env=env).stdout)["backend_check"]
+    assert first["backend"] == "torch-bf16" and first["verdict"] == "pass" and first["lengths_checked"] == 32
+    assert {"worst", "checked_at", "seconds", "lengths"} <= set(first)
+    (verdict,) = checks.backend_check_dir.glob("minilm-torch-bf16-*.json")
+    written = verdict.stat().st_mtime_ns
+    scored = run_cli(checks.home, "score", str(ROOT / "data/ideas/rag.jsonl"), "--system", "s", "--run", "r",
+                     "--json", env=env)
+    assert scored.returncode == 0, scored.stderr[-2000:]
+    assert verdict.stat().st_mtime_ns == written  # a second start: no probe, nothing written
+    again = json.loads(run_cli(checks.home, "index", "status", "--json", env=env).stdout)["backend_check"]
+    assert again == first
+
+
+@pytest.mark.server  # converts the model to an int8 IR (about 20 s) and probes it
+@pytest.mark.skipif(not openvino_backend.available(), reason="openvino-int8 needs a CPU with int8 dot products")
+def test_openvino_int8_passes_at_every_length_here(checks, ir_dir):
+    ov = MiniLMEmbedder(backend="openvino-int8", export_dir=ir_dir)
+    verdict = check.verdict(ov, checks, lambda: MiniLMEmbedder(backend="torch"))
+    assert verdict["verdict"] == "pass" and verdict["lengths_checked"] == 32, verdict["per_length"]
+    assert verdict["worst"]["drift"] < 0.015
+
+
+@pytest.mark.server  # compiles the int8 IR in bf16 and probes it
+@pytest.mark.skipif(not (openvino_backend.available() and cpu.native_bf16()),
+                    reason="the bf16 fault of OpenVINO's attention needs a CPU with native bf16 (AVX-512 BF16 / AMX)")
+def test_the_check_catches_the_bf16_fault_it_was_made_for(checks, ir_dir, monkeypatch):
+    """OpenVINO 2026.4 compiled in bf16 was wrong at exactly 32 tokens on a Sapphire Rapids class CPU; if a CPU here
+    runs it right, the check passes it, which is what it is for."""
+    monkeypatch.setattr(openvino_backend, "precision", lambda: "bf16")
+    minilm._openvino.cache_clear()
+    try:
+        ov = MiniLMEmbedder(backend="openvino-int8", export_dir=ir_dir)
+        verdict = check.verdict(ov, checks, lambda: MiniLMEmbedder(backend="torch"))
+    finally:
+        minilm._openvino.cache_clear()
+    bad = [f["length"] for f in verdict["failed"]]
+    assert verdict["verdict"] == "pass" or bad == [32], verdict["per_length"]
