@@ -16,7 +16,7 @@ from service.judging import pointwise, prompts
 from service.judging.backends import make_judge
 from service.judging.cache import revisions
 from service.runs import RunNotFound
-from service.verify import run_id_of
+from service.verify import run_id_of, run_ids_of
 
 router = APIRouter(tags=["judging"])
 
@@ -113,7 +113,10 @@ def judge_audit(session: SessionDep, settings: SettingsDep,
                 n_boot: Annotated[int, Query(ge=1, le=100_000)] = 2000, seed: int = 0) -> dict:
     """The audit of two judges: per dimension, overall and per run, flips at the cut, rank agreement, mean shift,
     invalid and missing counts, bootstrap intervals."""
-    run_ids = [_run(settings, r, None) for r in run or []]
+    try:  # a label several systems share names each one's run, as the CLI's --run does
+        run_ids = list(dict.fromkeys(i for r in run or [] for i in run_ids_of(settings.db_path, r)))
+    except RunNotFound as exc:
+        raise HTTPException(404, str(exc)) from None
     try:
         return audits.audit(session, judges=judge, runs=run_ids or None,
                             cut=settings.judge_cut if cut is None else cut, n_boot=n_boot, seed=seed)
