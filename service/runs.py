@@ -4,6 +4,7 @@ from sqlalchemy import Integer, cast, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from indexing.models import Idea, Match, Run, Score
+from service.prior_art.store import load_prior_art, prior_art_out, stored_prior_art, window_of
 
 
 class RunNotFound(LookupError):
@@ -121,6 +122,7 @@ def run_ideas(session: Session, run: Run) -> list[dict]:
     """One flat row per idea of the run: origin, score and decisions, best match, the score's matcher and window."""
     ideas = session.scalars(select(Idea).where(Idea.run_id == run.id).order_by(Idea.pk).options(
         selectinload(Idea.score).selectinload(Score.matches))).all()
+    classes = load_prior_art(session, [i.score.id for i in ideas if i.score is not None]).set_index("score_id")
     rows = []
     for idea in ideas:
         s = idea.score
@@ -146,6 +148,9 @@ def run_ideas(session: Session, run: Run) -> list[dict]:
             "thresholds": (s.thresholds or {"theta": s.theta}) if s else None, "model": s.model if s else None,
             "index_version": s.index_version if s else None, "cutoff": s.cutoff.isoformat() if s else None,
             "window_end": s.window_end.isoformat() if s else None,
+            # the prior-art classes (None: scored without prior art)
+            **{f"prior_art_{c}": classes.at[s.id, c] if s is not None and s.id in classes.index else None
+               for c in ("class_realised", "class_direction")},
         })
     return rows
 
@@ -179,6 +184,7 @@ def matcher_labels(session: Session, score_ids) -> list[str]:
 def run_scores(session: Session, run: Run) -> dict:
     ideas = session.scalars(select(Idea).where(Idea.run_id == run.id).order_by(Idea.pk).options(
         selectinload(Idea.score).selectinload(Score.matches))).all()
+    prior = stored_prior_art(session, [i.score.id for i in ideas if i.score is not None])
     out = []
     for idea in ideas:
         s = idea.score
@@ -202,5 +208,8 @@ def run_scores(session: Session, run: Run) -> dict:
                          "p_direction": m.p_direction, "p_method": m.p_method, "realised": m.realised,
                          "direction": m.direction, "evidence": evidence_of(m), **match_verdict_of(m)}
                         for m in s.matches],
+            # the look-back side as the live answer gave it (null: scored without prior art)
+            "prior_art": prior_art_out(prior[s.id]).model_dump() if s.id in prior else None,
+            "lookback_window": window_of(prior[s.id]) if s.id in prior else None,
         })
     return {"run_id": run.id, "system": run.system, "run": run.label, "scores": out}

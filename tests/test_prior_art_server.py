@@ -48,6 +48,12 @@ def test_score_answers_both_sides_with_classes_windows_and_warnings(planted, ser
                           "realised", "direction", "period"} and "impact" not in first
     assert first["publication_date"] == "2022-03-28" and first["realised"] and first["period"] is None
     assert got["vague"]["class_direction"] == "unrealised"
+    stored = httpx.get(f"{server.url}/v1/runs/{answer['run_id']}/scores", timeout=60).json()["scores"]
+    assert {s["id"]: s["prior_art"] for s in stored} == got  # read back as answered
+    assert {s["lookback_window"]["start"] for s in stored} == {"2021-06-01"}
+    rows = httpx.get(f"{server.url}/v1/runs/{answer['run_id']}/ideas", timeout=60).json()["ideas"]
+    assert {r["idea_id"]: r["prior_art_class_realised"] for r in rows} == {
+        i["id"]: p["class_realised"] for i, p in zip(answer["ideas"], got.values())}
 
     unknown = score(server, ideas, cutoff="2020-01-01", run="at-start")  # the index starts that day
     assert {i["prior_art"]["class_realised"] for i in unknown["ideas"]} == {"unknown"}

@@ -95,7 +95,8 @@ def prior_art_out(row: PriorArt) -> PriorArtOut:
             realised=m.realised, direction=m.direction, period=m.period,  # type: ignore[arg-type]
             p_realised=m.p_realised, p_direction=m.p_direction, p_method=m.p_method,
             evidence=EvidenceOut(sentence=m.evidence_sentence, problem_sentence=m.problem_sentence,
-                                 shared_terms=m.shared_terms or []) if m.evidence_sentence or m.shared_terms else None,
+                                 shared_terms=m.shared_terms or [])
+            if not (m.evidence_sentence is None and m.problem_sentence is None and m.shared_terms is None) else None,
             verifier=VerdictOut(p_direction=m.verifier_p_direction, p_realised=m.verifier_p_realised,
                                 source=m.verifier_source or "")
             if m.verifier_p_direction is not None and m.verifier_p_realised is not None else None,
