@@ -121,3 +121,37 @@ def test_specter2_openvino_int8_keeps_the_adapter_and_the_cls_vector(tiny_specte
     assert float(np.mean(np.sum(without * got, axis=1))) < float(np.mean(np.sum(with_adapter * got, axis=1))) - 0.01
     (xml,) = tmp_path.glob("specter2-*-openvino-int8-*/model.xml")  # converted once, into the models folder
     assert "adapter_down" in xml.read_text() and "FakeQuantize" in xml.read_text()
+
+
+def test_specter2_backends_are_checked_at_every_length_and_refused_where_one_fails(tiny_specter2, settings,
+                                                                                    tmp_path, monkeypatch):
+    """The backend check runs for SPECTER2 too: probes at its 32 input lengths (16 to 512 tokens) against fp32 torch
+    of the same weights, SPECTER2's bound 0.01; a fault injected at one length (here 64) makes an explicit choice
+    refuse and `auto` fall back, naming the length."""
+    from indexing.embedders import check, load_embedder, runtime, solo
+    from indexing.embedders.specter2 import _load
+
+    base, adapter = tiny_specter2
+    named = settings.model_copy(update={"specter2_base": str(base), "specter2_adapter": str(adapter),
+                                        "specter2_backend": "torch-bf16", "backend_check_dir": tmp_path / "checks"})
+    bf16 = load_embedder("specter2", named)
+    verdict = bf16.backend_check
+    assert verdict["lengths"] == solo.lengths(512) and verdict["bound"] == 0.01
+    assert verdict["verdict"] == ("pass" if verdict["worst"]["drift"] <= 0.01 else "fail")
+    model = _load(str(base), str(adapter), "cpu", "torch-bf16")
+    forward = model.forward
+
+    def corrupted(*args, **kwargs):
+        out = forward(*args, **kwargs)
+        if kwargs["input_ids"].shape[1] == 64:
+            out.last_hidden_state = torch.roll(out.last_hidden_state, 1, 2)
+        return out
+
+    monkeypatch.setattr(model, "forward", corrupted)
+    elsewhere = named.model_copy(update={"backend_check_dir": tmp_path / "elsewhere"})
+    with pytest.raises(check.BackendCheckFailed, match="specter2 backend torch-bf16 fails this machine's backend "
+                                                       "check at input length 64"):
+        load_embedder("specter2", elsewhere)
+    monkeypatch.setattr(runtime, "auto_order", lambda device: ["torch-bf16", "torch"])
+    fallback = load_embedder("specter2", elsewhere.model_copy(update={"specter2_backend": "auto"}))
+    assert fallback.backend == "torch" and fallback.backend_check["skipped"][0]["length"] == 64
