@@ -213,9 +213,13 @@ def bench_minilm(args) -> None:
 
     from indexing.embedders.minilm import MiniLMEmbedder
 
+    import torch
+
     base = SentenceTransformer(minilm_folder())
+    threads = torch.get_num_threads()
 
     def baseline(texts):
+        torch.set_num_threads(threads)  # torch candidates run one thread (runtime.one_thread), the naive encode not
         started = time.perf_counter()
         vectors = base.encode(texts)
         faiss.IndexFlatIP(vectors.shape[1]).add(vectors)
