@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
+from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,9 @@ def precision(backend: str) -> str:
     return {"torch": "fp32", "onnx": "fp32", "torch-bf16": "bf16", "cuda-fp16": "fp16"}.get(backend, "int8")
 
 
+@lru_cache(maxsize=1)
 def _versions() -> dict[str, str | None]:
+    """Read once per process (each lookup scans the installed distributions; /readyz shows the verdict)."""
     out: dict[str, str | None] = {}
     for name in LIBRARIES:
         try:
@@ -82,7 +85,7 @@ def key(model: str, backend: str, revision: str) -> dict:
     return {"check": CHECK_VERSION, "model": model, "backend": backend, "revision": revision,
             "precision": precision(backend), "machine": platform.machine(),
             "cpu_flags": hashlib.sha256(" ".join(sorted(cpu.cpu_flags())).encode()).hexdigest()[:16],
-            "libraries": _versions()}
+            "libraries": dict(_versions())}
 
 
 def _path(folder: Path, fields: dict) -> Path:
