@@ -228,6 +228,8 @@ def air_example(home: Path, judge: bool) -> dict:
     if judge:
         out["judge_run"] = hindsight(home, "judge", "run", "--run", AIR_RUN)
     out["correlations"] = hindsight(home, "analyze", "correlations", *both)
+    if (home / "ais-score.json").exists():
+        out["direction_prior_art_vs_self_novelty"] = direction_prior_art_vs_novelty(home / "ais-score.json")
     drawn = draw_of(home)
     labelled = [json.loads(line)["idea"] for line in LOOKBACK_LABELS.read_text().splitlines() if line.strip()]
     if drawn != labelled:
@@ -242,6 +244,32 @@ def air_example(home: Path, judge: bool) -> dict:
         (home / f"imported-{path.name}").touch()
     out["estimates"] = hindsight(home, "analyze", "systems", "--labels", "--run", AIR_RUN, "--annotator", ANNOTATOR)
     return out
+
+
+def direction_prior_art_vs_novelty(scored: Path) -> dict:
+    """Spearman's rho (with its Fisher-z Bonett-Wright interval) between "had prior art at direction level" (a
+    same-problem paper in the look-back window) and AI-Scientist's own novelty rating (1-10), per idea. `analyze
+    correlations` relates realised-level prior art, of which this corpus has none: this is the direction-level
+    companion, computed here from the score answer and the generator's files."""
+    import numpy as np
+    from scipy.stats import spearmanr
+
+    ratings = {}
+    for path in sorted((GENERATORS / "ai-scientist").glob("*/ideas.json")):
+        seen: set[str] = set()
+        for i, r in enumerate(json.loads(path.read_text(encoding="utf-8"))):
+            key = f"{path.parent.name}/{r['Name']}"
+            key = f"{key}#{i}" if key in seen else key  # a repeated Name is stored as TEMPLATE/Name#INDEX
+            seen.add(key.split("#")[0])
+            ratings[key] = r.get("Novelty")
+    pairs = [(float(bool(i["prior_art"]["direction_before"])), float(ratings[i["id"]]))
+             for i in json.loads(scored.read_text())["ideas"] if ratings.get(i["id"]) is not None]
+    x, y = (np.array(v) for v in zip(*pairs))
+    rho, p = spearmanr(x, y)
+    half = 1.959964 * np.sqrt((1 + rho ** 2 / 2) / (len(x) - 3))
+    return {"n": len(x), "had_direction_prior_art": int(x.sum()), "rho": float(rho), "p": float(p),
+            "ci": [float(np.tanh(np.arctanh(rho) - half)), float(np.tanh(np.arctanh(rho) + half))],
+            "mean_novelty_with": float(y[x == 1].mean()), "mean_novelty_without": float(y[x == 0].mean())}
 
 
 def draw_sheet(home: Path) -> dict:
