@@ -3,7 +3,9 @@
 model_files.py (the packaged GGUF in parts, or a given file, and their hashes), runtime.py (a GGUF through
 llama.cpp: shared-prefix KV cache, label probabilities from the logits), endpoint.py (any OpenAI-compatible chat
 endpoint: retries, budget, key redaction, label shares from the top logprobs), keys.py (what names a model in cache
-keys), errors.py. The prompts and what an answer decides stay with each capability."""
+keys), text.py (clipped prompt text), probe.py (the first-use probe of a GGUF on this machine, in a child process),
+worker.py (a model in a worker process, for the server's jobs), errors.py. The prompts and what an answer decides
+stay with each capability (docs/llm.md)."""
 
 import importlib.util
 

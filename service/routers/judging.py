@@ -13,7 +13,7 @@ from service.deps import AdminDep, JobsDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
 from service.judging import audit as audits
 from service.judging import pointwise, prompts
-from service.judging.backends import make_judge
+from service.judging.backends import JudgeProcess, make_judge
 from service.judging.cache import revisions
 from service.runs import RunNotFound
 from service.verify import run_id_of, run_ids_of
@@ -63,9 +63,15 @@ def start(run: str, settings: SettingsDep, jobs: JobsDep, req: JudgeRequest | No
     version = prompts.get(req.prompt)
 
     def work(progress) -> dict:
-        judge = make_judge(req.backend, settings)  # loading the local model takes seconds: not in the request
-        report = pointwise.judge_run(settings.db_path, run_id, judge=judge, prompt=version, samples=req.samples,
-                                     progress=lambda done, total: progress("judge", 1, total))
+        # loading the local model takes seconds: not in the request; it runs in a worker process, so that a crash
+        # of llama.cpp fails this job and not the server
+        judge = make_judge(req.backend, settings, worker=True)
+        try:
+            report = pointwise.judge_run(settings.db_path, run_id, judge=judge, prompt=version, samples=req.samples,
+                                         progress=lambda done, total: progress("judge", 1, total))
+        finally:
+            if isinstance(judge, JudgeProcess):
+                judge.close()
         if report.stopped:
             raise ModelUnavailable(f"stopped after {report.judged} ideas ({report.left} left): "
                                       f"{report.stopped}; post again to resume")

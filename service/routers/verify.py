@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from indexing.llm import local_installed, runtime_installed
 from indexing.matcher.verifier import Verifier, VerifierUnavailable, make_verifier, registries, resolve, rule_for
+from indexing.matcher.verifier.local import VerifierProcess
 from indexing.settings import Settings
 from service.deps import AdminDep, JobsDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
@@ -50,7 +51,7 @@ def _builder(name: str, settings: Settings) -> Callable[[], Verifier]:
 
 
 def _made(name: str, settings: Settings) -> Verifier:
-    verifier = make_verifier(name, settings)
+    verifier = make_verifier(name, settings, worker=True)  # a local model runs in a worker process
     assert verifier is not None  # only "none" makes none, and it is answered before
     return verifier
 
@@ -73,9 +74,13 @@ def start(run: str, settings: SettingsDep, jobs: JobsDep, req: VerifyRequest | N
 
     def work(progress) -> dict:
         verifier = build()  # loading the local model (joining its parts on first use) takes seconds: not in the request
-        report = verify_run(settings.db_path, run_id, verifier=verifier, top_k=top_k,
-                            rules=lambda version: rule_for(verifier.revision, version, registries(settings)),
-                            progress=lambda done, total: progress("verify", 1, total))
+        try:
+            report = verify_run(settings.db_path, run_id, verifier=verifier, top_k=top_k,
+                                rules=lambda version: rule_for(verifier.revision, version, registries(settings)),
+                                progress=lambda done, total: progress("verify", 1, total))
+        finally:
+            if isinstance(verifier, VerifierProcess):
+                verifier.close()
         if report.stopped:
             raise VerifierUnavailable(f"stopped after {report.verified} ideas ({report.left} left): "
                                       f"{report.stopped}; post again to resume")

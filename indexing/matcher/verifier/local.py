@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from indexing.llm.keys import weights_key
-from indexing.llm.model_files import model_file
+from indexing.llm.probe import checked_model
 from indexing.llm.runtime import LlamaRuntime
+from indexing.llm.worker import ModelProcess
 from indexing.matcher.verifier import prompts
 from indexing.matcher.verifier.base import Paper, Verdict, VerifierUnavailable
 from indexing.settings import Settings
@@ -18,6 +19,12 @@ from indexing.settings import Settings
 def revision_of(sha256: str) -> str:
     """The local verifier's revision for a model file: its hash and the prompt version."""
     return f"local:{weights_key(sha256)}:{prompts.PROMPT_VERSION}"
+
+
+def _local(settings: Settings) -> tuple[Path, dict[str, Any]]:
+    """The local verifier's model file, probed on this machine, and its options."""
+    path, sha = checked_model(settings)
+    return path, {"sha256": sha, "threads": settings.verifier_threads, "ctx": settings.verifier_ctx}
 
 
 class LocalVerifier(LlamaRuntime):
@@ -35,8 +42,8 @@ class LocalVerifier(LlamaRuntime):
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "LocalVerifier":
-        path, sha = model_file(settings)
-        return cls(path, sha256=sha, threads=settings.verifier_threads, ctx=settings.verifier_ctx)
+        path, options = _local(settings)
+        return cls(path, **options)
 
     def _idea(self, idea: str) -> list[int]:
         return self._system + self._tokens(prompts.idea_block(idea) + "\n\n")
@@ -78,3 +85,26 @@ class LocalVerifier(LlamaRuntime):
                     p[question] = self._ask([], self.prompt(idea, paper, question))
                 out.append(Verdict(p_direction=p["direction"], p_realised=p["realised"], source="logprobs"))
             return out
+
+
+class VerifierProcess:
+    """The local verifier in a worker process (indexing.llm.worker), for the server's jobs: a native crash fails the
+    job with its error and the server keeps serving."""
+
+    name = "local"
+
+    def __init__(self, settings: Settings) -> None:
+        path, options = _local(settings)  # a missing file or a failed probe is answered before a worker starts
+        self._process = ModelProcess(LocalVerifier, (path,), options, names=("revision",), what="the local verifier")
+        self.revision: str = self._process.attrs["revision"]
+
+    def judge(self, idea: str, papers: Sequence[Paper]) -> list[Verdict]:
+        return list(self._process.call("judge", idea, list(papers)))
+
+    @property
+    def pid(self) -> int | None:
+        """The worker's process id."""
+        return self._process.pid
+
+    def close(self) -> None:
+        self._process.close()
