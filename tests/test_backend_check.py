@@ -19,10 +19,26 @@ from tests.helpers import ROOT, run_cli
 BAD = 40  # the input length the injected fault corrupts
 
 
+@pytest.fixture(scope="module")
+def passed_dir(tmp_path_factory):
+    """Verdicts of the real backends, probed once for the module (the shared per-user folder keeps the suite's)."""
+    return tmp_path_factory.mktemp("checks")
+
+
+@pytest.fixture(scope="module")
+def failed_dir(tmp_path_factory):
+    """Verdicts made with the fault injected: the first test to load the faulty backend probes, the others read."""
+    return tmp_path_factory.mktemp("faulty-checks")
+
+
 @pytest.fixture
-def checks(tmp_path, settings):
-    """Settings whose verdicts go to a folder of this test's own (the shared per-user one keeps real verdicts)."""
-    return settings.model_copy(update={"backend_check_dir": tmp_path / "checks"})
+def checks(passed_dir, settings):
+    return settings.model_copy(update={"backend_check_dir": passed_dir})
+
+
+@pytest.fixture
+def faulty(failed_dir, settings):
+    return settings.model_copy(update={"backend_check_dir": failed_dir})
 
 
 @pytest.fixture
@@ -54,23 +70,23 @@ def test_probes_cover_every_input_length(minilm):
         assert {solo.padded_length(len(c), minilm.max_tokens) for c in counts} == {length}
 
 
-def test_auto_falls_back_past_a_failing_length_and_names_it(checks, faulty_bf16, caplog):
+def test_auto_falls_back_past_a_failing_length_and_names_it(faulty, faulty_bf16, caplog):
     with caplog.at_level(logging.INFO, logger="hindsight.backend_check"):
-        embedder = load_embedder("minilm", checks.model_copy(update={"minilm_backend": "auto"}))
+        embedder = load_embedder("minilm", faulty.model_copy(update={"minilm_backend": "auto"}))
     assert embedder.backend == "torch"  # the next in auto's order: fp32, the reference
     warning = next(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
     assert "torch-bf16" in warning and f"input length {BAD}:" in warning and "auto falls back" in warning
     (skipped,) = embedder.backend_check["skipped"]
     assert skipped["backend"] == "torch-bf16" and skipped["length"] == BAD and skipped["drift"] > 0.015
-    (path,) = (checks.backend_check_dir).glob("minilm-torch-bf16-*.json")
+    (path,) = faulty.backend_check_dir.glob("minilm-torch-bf16-*.json")
     verdict = json.loads(path.read_text())
     assert verdict["verdict"] == "fail" and [f["length"] for f in verdict["failed"]] == [BAD]
     assert verdict["lengths"] == solo.lengths(256) and verdict["per_length"]["32"] < 0.015
     assert verdict["key"]["cpu_flags"] and verdict["key"]["libraries"]["torch"] == version("torch")
 
 
-def test_an_explicit_backend_refuses_unless_overridden(checks, faulty_bf16, caplog):
-    named = checks.model_copy(update={"minilm_backend": "torch-bf16"})
+def test_an_explicit_backend_refuses_unless_overridden(faulty, faulty_bf16, caplog):
+    named = faulty.model_copy(update={"minilm_backend": "torch-bf16"})
     with pytest.raises(check.BackendCheckFailed) as refused:
         load_embedder("minilm", named)
     message = str(refused.value)
@@ -84,7 +100,7 @@ def test_an_explicit_backend_refuses_unless_overridden(checks, faulty_bf16, capl
 
 def test_a_second_start_probes_nothing(checks, monkeypatch, caplog):
     named = checks.model_copy(update={"minilm_backend": "torch-bf16"})
-    first = load_embedder("minilm", named).backend_check
+    first = load_embedder("minilm", named).backend_check  # probed here, or by an earlier test of this module
     assert first["verdict"] == "pass" and first["lengths_checked"] == 32 and first["worst"]["drift"] < 0.015
 
     def no_probe(*args, **kwargs):
@@ -100,36 +116,24 @@ def test_a_second_start_probes_nothing(checks, monkeypatch, caplog):
     assert check.status("minilm", "torch", "r", named)["verdict"] == "reference"  # fp32 is never probed
 
 
-def test_an_index_whose_backend_fails_here_is_not_used_to_score(checks, monkeypatch):
-    """Built where torch-bf16 passed; served on a machine (here: the same, with the fault injected and an empty
-    verdict cache) where it fails at one length: refused, naming the backend, the length and the rebuild command."""
+def test_an_index_whose_backend_fails_here_is_not_used_to_score(checks, faulty, faulty_bf16):
+    """Built where torch-bf16 passed; served on a machine (here: the same, with the fault injected and its verdict
+    folder) where it fails at one length: refused, naming the backend, the length and the rebuild command."""
     lines = (ROOT / "data/papers.jsonl").read_text().splitlines()
     ingest_bytes("\n".join(lines[:6]).encode(), "a.jsonl", db_path=checks.db_path)
-    named = checks.model_copy(update={"minilm_backend": "torch-bf16"})
-    built = build_index(named)
+    built = build_index(checks.model_copy(update={"minilm_backend": "torch-bf16"}))
     assert built.manifest["backend_check"]["verdict"] == "pass"
     assert built.manifest["backend_check"]["backend"] == "torch-bf16"
-    elsewhere = named.model_copy(update={"backend_check_dir": checks.backend_check_dir.parent / "elsewhere"})
-    embedder = MiniLMEmbedder(backend="torch-bf16")
-    forward = embedder.model.forward
-
-    def corrupted(features, *args, **kwargs):
-        out = forward(features, *args, **kwargs)
-        if features["input_ids"].shape[1] == BAD:
-            out["sentence_embedding"] = torch.roll(out["sentence_embedding"], 1, 1)
-        return out
-
-    monkeypatch.setattr(embedder.model, "forward", corrupted)
-    holder = IndexHolder(elsewhere)
+    holder = IndexHolder(faulty.model_copy(update={"minilm_backend": "torch"}))
     with pytest.raises(NoIndex, match=f"torch-bf16 fails this machine's backend check at input length {BAD}.*"
                                       "hindsight index build"):
         holder.embedder_for(holder.current())
-    assert holder.status()["backend_check"]["verdict"] == "fail"
-    monkeypatch.undo()
+    assert holder.status()["backend_check"]["verdict"] == "fail"  # what /readyz shows
 
 
 @pytest.mark.server  # CLI subprocesses
-def test_index_status_shows_the_verdict_and_a_second_start_keeps_it(checks, tmp_path):
+def test_index_status_shows_the_verdict_and_a_second_start_keeps_it(settings, tmp_path):
+    checks = settings.model_copy(update={"backend_check_dir": tmp_path / "checks"})
     lines = (ROOT / "data/papers.jsonl").read_text().splitlines()
     ingest_bytes("\n".join(lines[:6]).encode(), "a.jsonl", db_path=checks.db_path)
     env = {"HINDSIGHT_BACKEND_CHECK_DIR": str(checks.backend_check_dir), "HINDSIGHT_MINILM_BACKEND": "torch-bf16",
@@ -153,7 +157,8 @@ def test_index_status_shows_the_verdict_and_a_second_start_keeps_it(checks, tmp_
 
 @pytest.mark.server  # converts the model to an int8 IR (about 20 s) and probes it
 @pytest.mark.skipif(not openvino_backend.available(), reason="openvino-int8 needs a CPU with int8 dot products")
-def test_openvino_int8_passes_at_every_length_here(checks, ir_dir):
+def test_openvino_int8_passes_at_every_length_here(settings, tmp_path, ir_dir):
+    checks = settings.model_copy(update={"backend_check_dir": tmp_path / "checks"})
     ov = MiniLMEmbedder(backend="openvino-int8", export_dir=ir_dir)
     verdict = check.verdict(ov, checks, lambda: MiniLMEmbedder(backend="torch"))
     assert verdict["verdict"] == "pass" and verdict["lengths_checked"] == 32, verdict["per_length"]
@@ -163,9 +168,10 @@ def test_openvino_int8_passes_at_every_length_here(checks, ir_dir):
 @pytest.mark.server  # compiles the int8 IR in bf16 and probes it
 @pytest.mark.skipif(not (openvino_backend.available() and cpu.native_bf16()),
                     reason="the bf16 fault of OpenVINO's attention needs a CPU with native bf16 (AVX-512 BF16 / AMX)")
-def test_the_check_catches_the_bf16_fault_it_was_made_for(checks, ir_dir, monkeypatch):
+def test_the_check_catches_the_bf16_fault_it_was_made_for(settings, tmp_path, ir_dir, monkeypatch):
     """OpenVINO 2026.4 compiled in bf16 was wrong at exactly 32 tokens on a Sapphire Rapids class CPU; if a CPU here
     runs it right, the check passes it, which is what it is for."""
+    checks = settings.model_copy(update={"backend_check_dir": tmp_path / "checks"})
     monkeypatch.setattr(openvino_backend, "precision", lambda: "bf16")
     minilm._openvino.cache_clear()
     try:
