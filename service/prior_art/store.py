@@ -2,8 +2,8 @@
 
 from collections.abc import Sequence
 from datetime import date
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
@@ -13,6 +13,9 @@ from service.prior_art.models import PriorArt, PriorArtMatch
 from service.schemas import (
     EvidenceOut, IdeaIn, IdeaScoreOut, PriorArtMatchOut, PriorArtOut, ScoringContext, VerdictOut,
 )
+
+if TYPE_CHECKING:  # pandas loads where the analyses read prior art: a score never does (docs/startup.md)
+    import pandas as pd
 
 CHUNK = 500  # SQLite caps bound parameters
 
@@ -69,8 +72,10 @@ FRAME_COLUMNS = ["score_id", "class_realised", "class_direction", "realised_befo
                  "n_realised_before_knowledge", "n_realised_after_knowledge"]
 
 
-def load_prior_art(session: Session, score_ids: Sequence[int]) -> pd.DataFrame:
+def load_prior_art(session: Session, score_ids: Sequence[int]) -> "pd.DataFrame":
     """Per score id that has a look-back side: its classes, window and knowledge split (FRAME_COLUMNS)."""
+    import pandas as pd
+
     ids = [int(i) for i in score_ids]
     rows: list = []
     for at in range(0, len(ids), CHUNK):
