@@ -127,10 +127,19 @@ def paperlists_example(home: Path, year: int) -> dict:
                                                       "thresholds", "cutoff", "window", "lookback_window",
                                                       "warnings", "run_id")}
         got[side] = classes_of(answer)
+    counted = count_checks(ideas, got)
+    return {"example": "paperlists", "year": year, "cutoffs": sides, "setup": _setup_summary(setup),
+            "answers": answers, "ideas": len(ideas), **counted}
+
+
+def count_checks(ideas: list[dict], got: dict[str, dict[str, dict]]) -> dict:
+    """The acceptance checks from the dev ideas (id, kind, source_paper_id) and each side's classes per idea id
+    (`classes_of` of the answer scored before the year, `before`, and after it, `after`), counted as the module
+    docstring says."""
     kinds = {r["id"]: r["kind"] for r in ideas}
     sources = {r["id"]: r["source_paper_id"] for r in ideas}
     table = {side: {kind: Counter(got[side][i]["class"] for i in kinds if kinds[i] == kind)
-                    for kind in ("paraphrase", "loose", "hard_negative", "vague")} for side in sides}
+                    for kind in ("paraphrase", "loose", "hard_negative", "vague")} for side in ("before", "after")}
     realised = sorted(i for i, c in got["before"].items() if c["class"] in ("anticipated", "recalled"))
     gold = sorted(i for i in kinds if kinds[i] in ("paraphrase", "loose"))
     vague = sorted(i for i in kinds if kinds[i] == "vague")
@@ -157,9 +166,7 @@ def paperlists_example(home: Path, year: int) -> dict:
     for check in checks.values():
         v, goal = check["value"], check["goal"]
         check["pass"] = v is not None and (v >= float(goal[3:]) if goal.startswith(">=") else v <= float(goal[3:]))
-    return {"example": "paperlists", "year": year, "cutoffs": sides, "setup": _setup_summary(setup),
-            "answers": answers, "ideas": len(ideas), "classes_by_kind": {s: {k: dict(v) for k, v in t.items()}
-                                                                         for s, t in table.items()},
+    return {"classes_by_kind": {s: {k: dict(v) for k, v in t.items()} for s, t in table.items()},
             "realised_by_matcher": {"ids": realised, **by_matcher}, "realised_by_dev_set": by_gold,
             "vague": {"n": len(vague), "unrealised_both": len(vague_ok),
                       "failures": {i: [got["before"][i]["class"], got["after"][i]["class"]]

@@ -1,0 +1,78 @@
+"""scripts/prior_art_examples.py: the acceptance checks count as its docstring says (the realised ones are the ideas
+realised after the cutoff when scored before the year, followed to the later cutoff; a vague idea passes only when
+unrealised at both), and a check fails when its goal is missed or nothing is there to count."""
+
+import importlib.util
+
+import pytest
+
+from tests.helpers import ROOT
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location("prior_art_examples", ROOT / "scripts" / "prior_art_examples.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _side(cls: str, after: list[str] = (), before: list[str] = ()) -> dict:
+    return {"class": cls, "class_direction": cls, "after": list(after), "before": list(before),
+            "direction_after": list(after), "direction_before": list(before)}
+
+
+def _case(n_ok: int, bad_after: str = "already_published", vague_after: str = "unrealised"):
+    ideas, before, after = [], {}, {}
+    for i in range(n_ok):  # paraphrases realised by their source after the cutoff, then found in the past
+        ideas.append({"id": f"p{i}", "kind": "paraphrase", "source_paper_id": f"s{i}"})
+        before[f"p{i}"] = _side("anticipated", after=[f"s{i}"])
+        after[f"p{i}"] = _side("already_published", before=[f"s{i}"])
+    ideas.append({"id": "p-last", "kind": "paraphrase", "source_paper_id": "s-last"})
+    before["p-last"] = _side("anticipated", after=["s-last"])
+    after["p-last"] = _side(bad_after)
+    ideas.append({"id": "l0", "kind": "loose", "source_paper_id": "x"})  # missed on both sides: not a realised one
+    before["l0"], after["l0"] = _side("unrealised"), _side("unrealised")
+    for i in range(19):
+        ideas.append({"id": f"v{i}", "kind": "vague", "source_paper_id": None})
+        before[f"v{i}"], after[f"v{i}"] = _side("unrealised"), _side("unrealised")
+    ideas.append({"id": "v19", "kind": "vague", "source_paper_id": None})
+    before["v19"], after["v19"] = _side("unrealised"), _side(vague_after)
+    return ideas, {"before": before, "after": after}
+
+
+def test_the_checks_pass_on_the_goals_and_count_the_realised_ones_by_the_matcher(script):
+    out = script.count_checks(*_case(19))
+    checks = out["checks"]
+    assert out["realised_by_matcher"]["n"] == 20  # the missed loose idea is not among them
+    assert checks["realised_anticipated_before"]["value"] == 1.0
+    assert checks["same_published_or_recalled_after"]["value"] == 1.0
+    assert checks["same_anticipated_after"]["value"] == 0.0
+    assert checks["vague_unrealised_both"]["value"] == 1.0 and out["passed"]
+    assert out["realised_by_dev_set"]["n"] == 21 and out["realised_by_dev_set"]["anticipated_before"] == 20 / 21
+    assert out["realised_by_matcher"]["source_realises_before"] == 19 / 20
+
+
+def test_one_anticipated_of_twenty_after_the_year_fails_the_five_percent_goal_only_past_it(script):
+    assert script.count_checks(*_case(19, bad_after="anticipated"))["checks"]["same_anticipated_after"]["pass"]
+    out = script.count_checks(*_case(9, bad_after="anticipated"))  # 1 of 10: 10%
+    assert out["checks"]["same_anticipated_after"]["value"] == 0.1 and not out["passed"]
+    assert out["checks"]["same_published_or_recalled_after"]["value"] == 0.9
+
+
+def test_a_vague_idea_counts_once_and_fails_when_realised_on_either_side(script):
+    out = script.count_checks(*_case(19, vague_after="already_published"))
+    assert out["vague"]["unrealised_both"] == 19 and out["vague"]["failures"] == {"v19": ["unrealised",
+                                                                                         "already_published"]}
+    assert out["checks"]["vague_unrealised_both"]["value"] == 0.95 and out["checks"]["vague_unrealised_both"]["pass"]
+
+
+def test_nothing_realised_before_is_a_failed_check_not_a_pass(script):
+    ideas, got = _case(3)
+    for side in got.values():  # the index held nothing before the cutoff: every class unknown
+        for i in side:
+            side[i] = _side("unknown")
+    out = script.count_checks(ideas, got)
+    assert out["realised_by_matcher"]["n"] == 0
+    assert out["checks"]["realised_anticipated_before"]["value"] is None and not out["passed"]
