@@ -18,19 +18,21 @@ def script():
     return module
 
 
-def _side(cls: str, after: list[str] = (), before: list[str] = ()) -> dict:
+def _side(cls: str, after: tuple[str, ...] = (), before: tuple[str, ...] = ()) -> dict:
     return {"class": cls, "class_direction": cls, "after": list(after), "before": list(before),
             "direction_after": list(after), "direction_before": list(before)}
 
 
 def _case(n_ok: int, bad_after: str = "already_published", vague_after: str = "unrealised"):
-    ideas, before, after = [], {}, {}
+    ideas: list[dict] = []
+    before: dict[str, dict] = {}
+    after: dict[str, dict] = {}
     for i in range(n_ok):  # paraphrases realised by their source after the cutoff, then found in the past
         ideas.append({"id": f"p{i}", "kind": "paraphrase", "source_paper_id": f"s{i}"})
-        before[f"p{i}"] = _side("anticipated", after=[f"s{i}"])
-        after[f"p{i}"] = _side("already_published", before=[f"s{i}"])
+        before[f"p{i}"] = _side("anticipated", after=(f"s{i}",))
+        after[f"p{i}"] = _side("already_published", before=(f"s{i}",))
     ideas.append({"id": "p-last", "kind": "paraphrase", "source_paper_id": "s-last"})
-    before["p-last"] = _side("anticipated", after=["s-last"])
+    before["p-last"] = _side("anticipated", after=("s-last",))
     after["p-last"] = _side(bad_after)
     ideas.append({"id": "l0", "kind": "loose", "source_paper_id": "x"})  # missed on both sides: not a realised one
     before["l0"], after["l0"] = _side("unrealised"), _side("unrealised")
