@@ -267,7 +267,7 @@ def prior_art_comparison(args: argparse.Namespace) -> None:
         print(f"\nprior art on/off, in process: index {built.version} of {len(papers)} papers, cutoff "
               f"{PRIOR_ART_CUTOFF}: {window.papers} papers after, {lookback.papers} in the 730-day look-back window; "
               f"{args.prior_art_requests} requests per mode, alternating (load average {os.getloadavg()[0]:.1f})")
-        print(f"  {'matcher':<7} {'batch':>5} {'off ms/idea':>12} {'on ms/idea':>11} {'on/off':>7}")
+        print(f"  {'matcher':<7} {'batch':>5} {'off ms/idea':>12} {'on ms/idea':>11} {'on/off':>7} {'paired':>7}")
         cursor, worst = 0, 0.0
         for matcher in ("dense", "hybrid"):
             for batch in (1, 32):
@@ -277,12 +277,14 @@ def prior_art_comparison(args: argparse.Namespace) -> None:
                         ideas = [{"id": f"i{j}", **pool[(cursor + j) % len(pool)]} for j in range(batch)]
                         lat[on].append(scored(ideas, f"pa-{matcher}-{batch}-{r}-{on}", matcher, on) / batch)
                     cursor += batch  # the same ideas on and off
-                ratio = statistics.median(a / b for a, b in zip(lat[True], lat[False]))
+                ratio = statistics.mean(lat[True]) / statistics.mean(lat[False])  # the mean cost of an idea
+                paired = statistics.median(a / b for a, b in zip(lat[True], lat[False]))
                 worst = max(worst, ratio)
-                print(f"  {matcher:<7} {batch:>5} {1000 * statistics.median(lat[False]):12.1f} "
-                      f"{1000 * statistics.median(lat[True]):11.1f} {ratio:6.2f}x")
-        print(f"prior art costs at most {worst:.2f}x per idea (median of paired request ratios), goal <= "
-              f"{GOAL_PRIOR_ART:.2f}x: {'met' if worst <= GOAL_PRIOR_ART else 'missed'}")
+                print(f"  {matcher:<7} {batch:>5} {1000 * statistics.mean(lat[False]):12.1f} "
+                      f"{1000 * statistics.mean(lat[True]):11.1f} {ratio:6.2f}x {paired:6.2f}x")
+        print(f"prior art costs at most {worst:.2f}x per idea (mean time an idea with it over without; `paired`: the "
+              f"median of paired request ratios), goal <= {GOAL_PRIOR_ART:.2f}x: "
+              f"{'met' if worst <= GOAL_PRIOR_ART else 'missed'}")
 
 
 if __name__ == "__main__":

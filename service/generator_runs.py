@@ -66,7 +66,7 @@ def score_run(settings: Settings, *, loaded: LoadedIndex, embedder: Embedder, re
     if settings.prior_art if prior_art is None else prior_art:
         days = lookback_days or settings.prior_art_lookback_days
         before = plan_prior_art(loaded, cutoff=plan.window.start, days=days, matcher=matcher,
-                                knowledge_cutoff=plan.knowledge_cutoff)
+                                knowledge_cutoff=plan.knowledge_cutoff, evidence_top=settings.labels_top_k)
     ideas = [r.idea for r in read.ideas]
     results: list[IdeaScoreOut] = []
     for start in range(0, len(ideas), BATCH):

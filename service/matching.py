@@ -79,7 +79,7 @@ def idea_score(idea_id: str, d: Decision, *, rows: list[dict], impacts: WindowIm
             p_direction=_r(d.p_direction[j]) if d.p_direction is not None else None,
             p_method=_r(d.p_method[j]) if d.p_method is not None else None,
             direction=bool(d.direction[j]) if d.direction is not None else None,
-            evidence=EvidenceOut(**d.evidence[j]) if d.evidence else None,
+            evidence=EvidenceOut(**ev) if d.evidence and (ev := d.evidence[j]) is not None else None,
             **_verdict(d, j)))
     n = sum(m.above_threshold for m in matches)
     score = max((m.impact for m in matches if m.above_threshold), default=0.0)

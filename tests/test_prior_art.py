@@ -77,6 +77,8 @@ def test_planted_ideas_get_their_class_and_it_is_stored_beside_the_score(planted
         assert p.class_direction == class_of(bool(r.n_direction_matches) if matcher == "hybrid" else r.matched,
                                              p.direction_before)
         assert p.n_realised_before_knowledge is None and all(m.period is None for m in p.matches)
+        if matcher == "hybrid":  # evidence for the candidates a labeller reads (HINDSIGHT_LABELS_TOP_K, 5)
+            assert [m.evidence is not None for m in p.matches] == [j < 5 for j in range(len(p.matches))]
     again = run(planted, minilm, matcher, matcher=matcher)  # re-scored: replaced, not added
     with session_scope(settings.db_path) as session:
         run_id = find_run(session, matcher, "s").id

@@ -40,7 +40,7 @@ class Decision:
     p_realised: np.ndarray | None = None
     p_direction: np.ndarray | None = None
     p_method: np.ndarray | None = None  # under the problem_and_method rule
-    evidence: list[dict] | None = None
+    evidence: list[dict | None] | None = None  # None past decide's evidence_top
     warnings: list[str] = field(default_factory=list)  # inputs out of the matcher's range (ranges.check)
     # the verifier step (None: embedding-only): its verdicts (None past its top K) and the embedding decisions
     verdicts: list[Verdict | None] | None = None
@@ -78,11 +78,13 @@ def embed(embedder: Embedder, ideas: Sequence[IdeaFacets], matcher: str,
 def decide(ideas: Sequence[IdeaFacets], *, loaded: Version | None = None, view: CorpusView | None = None,
            embedder: Embedder, matcher: str | None = None, top_k: int, allowed: Allowed = None,
            vectors: list[FacetVectors] | None = None, with_evidence: bool = False,
-           verifier: VerifierStep | None = None, counts: Sequence[dict[str, int]] | None = None) -> list[Decision]:
+           verifier: VerifierStep | None = None, counts: Sequence[dict[str, int]] | None = None,
+           evidence_top: int | None = None) -> list[Decision]:
     """Each idea's top-k matches under the matcher, among the papers of the view (a request's, made by view_of),
     or of the loaded version's allowed position range under the asked matcher (default: the version's); with a
     verifier, its top candidates are then read and decided by it (verify_decisions). counts: the ideas'
-    ranges.token_counts, for callers that decide them in more than one window (counted here when not given)."""
+    ranges.token_counts, for callers that decide them in more than one window (counted here when not given);
+    evidence_top: with_evidence for the first matches only (the rest None)."""
     if view is None:
         if loaded is None:
             raise TypeError("decide needs a view or a loaded version")
@@ -97,7 +99,8 @@ def decide(ideas: Sequence[IdeaFacets], *, loaded: Version | None = None, view: 
     else:
         assert view.hybrid is not None and view.lexical is not None  # view_of checked the version holds both
         out = decide_hybrid(ideas, corpus=view.corpus, matcher=view.hybrid, vectors=vectors, top_k=top_k,
-                            allowed=view.allowed, with_evidence=with_evidence, ranges=ranges, lexical=view.lexical)
+                            allowed=view.allowed, with_evidence=with_evidence, ranges=ranges, lexical=view.lexical,
+                            evidence_top=evidence_top)
     if verifier is not None:
         verify_decisions(ideas, out, view=view, step=verifier, ranges=ranges)
     return out
@@ -147,7 +150,8 @@ def decide_dense(corpus: IndexCorpus, vectors: list[FacetVectors], *, theta: flo
 def decide_hybrid(ideas: Sequence[IdeaFacets], *, corpus: IndexCorpus, matcher: HybridMatcher,
                   vectors: list[FacetVectors], top_k: int, allowed: Allowed = None, with_evidence: bool = False,
                   ranges: Sequence[Range] | None = None,
-                  lexical: "LexicalIndex | WindowLexical | None" = None) -> list[Decision]:
+                  lexical: "LexicalIndex | WindowLexical | None" = None,
+                  evidence_top: int | None = None) -> list[Decision]:
     """ranges: per idea, its warnings and whether it can be realised (ranges.check); lexical: the window's own BM25
     (the view's; default IndexCorpus.lexical_for)."""
     lexical = lexical if lexical is not None else corpus.lexical_for(allowed)
@@ -162,11 +166,13 @@ def decide_hybrid(ideas: Sequence[IdeaFacets], *, corpus: IndexCorpus, matcher: 
             is_r = np.zeros_like(is_r)
         order, realised, direction = rank(p["realised"], p["direction"], is_r, is_d, top_k)
         positions = [cands.positions[j] for j in order]
-        ev = None
+        ev: list[dict | None] | None = None
         if with_evidence:
             texts = f.lexical_texts()
+            top = len(positions) if evidence_top is None else evidence_top
             ev = [evidence(lexical, texts.get("method", texts["whole"]), corpus.rows[pos]["title"],
-                           lexical.abstracts[pos], problem_text=texts.get("problem")) for pos in positions]
+                           lexical.abstracts[pos], problem_text=texts.get("problem")) if j < top else None
+                  for j, pos in enumerate(positions)]
         out.append(Decision(positions=positions, similarity=cands.features["cos_whole"][order], realised=realised,
                             shape=shape, direction=direction, p_realised=p["realised"][order],
                             p_direction=p["direction"][order],

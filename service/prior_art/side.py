@@ -24,6 +24,7 @@ class PriorArtPlan:
 
     lookback: LookBack
     view: CorpusView | None
+    evidence_top: int | None = None  # the look-back matches given evidence (None: all)
 
     def annotate(self, context: ScoringContext) -> ScoringContext:
         """The answer's context with the look-back window beside the forward one, and its warnings."""
@@ -33,11 +34,12 @@ class PriorArtPlan:
 
 
 def plan_prior_art(loaded: LoadedIndex, *, cutoff: date, days: int, matcher: str | None,
-                   knowledge_cutoff: date | None = None) -> PriorArtPlan:
-    """The look-back window [cutoff - days, cutoff) of a request and its view under the request's matcher."""
+                   knowledge_cutoff: date | None = None, evidence_top: int | None = None) -> PriorArtPlan:
+    """The look-back window [cutoff - days, cutoff) of a request and its view under the request's matcher;
+    evidence_top: how many of an idea's look-back matches get the hybrid matcher's evidence sentences."""
     lookback = lookback_window(loaded, cutoff, days, knowledge_cutoff=knowledge_cutoff)
     view = view_of(loaded, lookback.window.range, matcher) if lookback.window is not None else None
-    return PriorArtPlan(lookback, view)
+    return PriorArtPlan(lookback, view, evidence_top)
 
 
 def after_levels(result: IdeaScoreOut) -> tuple[bool, bool]:
@@ -62,7 +64,7 @@ def look_back(plan: PriorArtPlan, facets: Sequence[IdeaFacets], results: Sequenc
             r.prior_art = unknown_prior_art()
         return
     decisions = decide(facets, view=plan.view, embedder=embedder, top_k=top_k, vectors=vectors, counts=counts,
-                       with_evidence=True, verifier=verifier)
+                       with_evidence=True, evidence_top=plan.evidence_top, verifier=verifier)
     for r, d in zip(results, decisions):
         r.prior_art = prior_art_of(d, rows=plan.view.rows, after=after_levels(r),
                                    knowledge_cutoff=plan.lookback.knowledge_cutoff)
@@ -92,7 +94,7 @@ def prior_art_of(d: Decision, *, rows: list[dict], after: tuple[bool, bool],
             period=None if known is None else BEFORE_KNOWLEDGE if published < known  # type: ignore[arg-type]
             else AFTER_KNOWLEDGE,
             p_realised=p_r[j], p_direction=p_d[j], p_method=p_m[j],
-            evidence=EvidenceOut(**d.evidence[j]) if d.evidence else None,
+            evidence=EvidenceOut(**ev) if d.evidence and (ev := d.evidence[j]) is not None else None,
             verifier=VerdictOut(p_direction=_r(verdict.p_direction), p_realised=_r(verdict.p_realised),
                                 source=verdict.source) if verdict else None,
             embedding_realised=bool(d.embedding_realised[j]) if verified and d.embedding_realised is not None
