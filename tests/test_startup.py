@@ -42,6 +42,7 @@ def test_help_imports_no_command_module_and_no_heavy_library(tmp_path):
         assert name in found["stdout"]
 
 
+@pytest.mark.server  # a child process of several seconds: the fast step keeps only the --help guard
 def test_a_commands_help_imports_its_own_module_only(tmp_path):
     found = loaded_after("from service.cli import main\nmain()", tmp_path, "system", "--help")
     assert found["code"] == 0 and "set" in found["stdout"]
@@ -165,6 +166,7 @@ def test_the_stop_words_are_scikit_learns():
     assert copied == ENGLISH_STOP_WORDS
 
 
+@pytest.mark.server  # a child process of several seconds: the fast step keeps only the --help guard
 def test_index_status_loads_no_model_nor_database_layer(tmp_path):
     """`index status --json` reads the manifest and the index files: no model, no Alembic or SQLAlchemy once the
     database is at the newest schema, no scikit-learn."""
@@ -231,6 +233,7 @@ def test_onnx_int8_loads_its_saved_optimised_graph_with_the_same_vectors(ir_dir,
     assert np.array_equal(child, ours)
 
 
+@pytest.mark.server  # a child process of several seconds: the fast step keeps only the --help guard
 def test_the_score_commands_module_loads_no_model_nor_analysis_library(tmp_path):
     """`hindsight score` imports its index's libraries (FAISS, bm25s and the scipy.sparse it needs) and the database
     layer; the model's runtime loads with the model, and pandas, scikit-learn and scipy.stats with the analyses."""
