@@ -143,6 +143,22 @@ def test_labelling_view_shows_the_look_back_side_with_the_same_three_choices(ser
             page.click("#labels-card h3")
             page.keyboard.press(str(shown_after + 1))
             assert page.locator("#labels-before .candidate.selected").get_attribute("data-paper") == paper
+            # the forward side of the same idea labelled too (none): it is labelled on both sides, so it enters the
+            # class rates of the estimates panel, and the look-back agreement names it
+            item = httpx.get(f"{srv.url}/v1/labels/draws/{draw['draw']}/item",
+                             params={"annotator": "reader", "position": 1}).json()["idea"]
+            assert item["idea_id"] == idea_id
+            for c in item["candidates"]:
+                assert httpx.post(f"{srv.url}/v1/labels", headers=AUTH, json={
+                    "run": "pa", "idea_id": idea_id, "paper_id": c["paper_id"], "label": "none",
+                    "annotator": "reader"}).status_code == 200
+            page.evaluate("labEstimates()")
+            row = page.locator("#estimates-table tr[data-metric='class:unrealised']")
+            row.wait_for()
+            page.wait_for_function("document.querySelector(\"#estimates-table tr[data-metric='class:unrealised']\")"
+                                   ".innerText.includes('labelled on both sides')")
+            assert "1 / " in row.inner_text()
+            assert "Before the cutoff (look-back side, 1 ideas)" in page.inner_text("#estimates-agreement")
             page.screenshot(path=str(ARTIFACTS / "prior-art-labelling.png"))
             assert not failures, failures
         finally:

@@ -200,7 +200,8 @@ async function labNewDraw() {
 }
 
 const ESTIMATE_METRICS = ["realised_rate", "direction_rate", "mean_score"];
-const ci = (e) => (e.value === null ? "–" : `${fmt(e.value)} [${fmt(e.ci[0])}, ${fmt(e.ci[1])}]`);
+const ESTIMATE_CLASSES = ["anticipated", "recalled", "already_published", "unrealised"];
+const ci = (e) => (!e || e.value === null ? "–" : `${fmt(e.value)} [${fmt(e.ci[0])}, ${fmt(e.ci[1])}]`);
 
 async function labEstimates() {
   const p = new URLSearchParams();
@@ -224,18 +225,34 @@ async function labEstimates() {
     el("td", { class: "num" }, `${g[m].n_labelled} / ${g[m].n_unlabelled}`),
     el("td", { class: "num" }, g[m].labels_to_halve === null ? "–" : String(g[m].labels_to_halve)),
     el("td", {}, g[m].small_sample.small ? "small sample: pseudo-counts" : ""))));
+  // the prior-art classes at the Decision control's level, from ideas labelled on both sides of the cutoff
+  const level = $("level").value === "direction" ? "direction" : "realised";
+  const classRows = answer.groups.flatMap((g) => (g.classes && g.classes.known ? ESTIMATE_CLASSES : []).map((c) => {
+    const e = g.classes[level][c];
+    return el("tr", { "data-group": g.group, "data-metric": `class:${c}` },
+      el("td", {}, g.group), el("td", {}, `${c.replace("_", " ")} (${level})`), el("td", { class: "num" }, fmt(e.matcher)),
+      el("td", { class: "num" }, ci(e.labels_only)), el("td", { class: "num" }, ci(e.ppi)),
+      el("td", { class: "num" }, `${e.n_labelled} / ${e.n_unlabelled ?? "–"}`),
+      el("td", { class: "num" }, e.labels_to_halve === null || e.labels_to_halve === undefined ? "–" : String(e.labels_to_halve)),
+      el("td", {}, e.n_labelled ? "labelled on both sides" : "no idea labelled on both sides yet"));
+  }));
   const diffs = answer.differences.flatMap((d) => ESTIMATE_METRICS.map((m) => el("tr", {},
     el("td", {}, `${d.a} − ${d.b}`), el("td", {}, m), el("td", { class: "num" }, fmt(d[m].matcher)),
     el("td", { class: "num" }, ci(d[m].labels_only)), el("td", { class: "num" }, ci(d[m].ppi)),
     el("td", {}), el("td", {}), el("td", {}))));
   table("estimates-table", [["group"], ["measure"], ["matcher", "num"], ["labels only [CI]", "num"], ["ppi [CI]", "num"],
-    ["labelled / unlabelled", "num"], ["+labels to halve", "num"], ["note"]], rows.concat(diffs));
+    ["labelled / unlabelled", "num"], ["+labels to halve", "num"], ["note"]], rows.concat(classRows, diffs));
   const a = answer.agreement.overall;
-  $("estimates-agreement").textContent = a.matcher && a.ideas
+  const lb = answer.agreement.lookback;
+  $("estimates-agreement").textContent = (a.matcher && a.ideas
     ? `Matcher on ${a.ideas} labelled ideas, direction pairs: ${a.matcher.pair.direction.tp} right, ` +
       `${a.matcher.pair.direction.fp} wrong, ${a.matcher.pair.direction.fn} missed; realised pairs: ` +
       `${a.matcher.pair.realised.tp} right, ${a.matcher.pair.realised.fp} wrong, ${a.matcher.pair.realised.fn} missed.`
-    : "";
+    : "") + (lb && lb.matcher && lb.ideas
+    ? ` Before the cutoff (look-back side, ${lb.ideas} ideas), direction pairs: ${lb.matcher.pair.direction.tp} right, ` +
+      `${lb.matcher.pair.direction.fp} wrong, ${lb.matcher.pair.direction.fn} missed; realised pairs: ` +
+      `${lb.matcher.pair.realised.tp} right, ${lb.matcher.pair.realised.fp} wrong, ${lb.matcher.pair.realised.fn} missed.`
+    : "");
   const pairs = answer.agreement.annotators.map((k) => el("li", { "data-annotators": `${k.a}|${k.b}` },
     `${k.a} and ${k.b} on ${k.ideas} ideas both labelled: pairs ${k.pair.agree} of ${k.pair.n} agree, ` +
     `Cohen's κ ${fmt(k.pair.kappa, 2)}; per idea κ realised ${fmt(k.idea.realised.kappa, 2)}, ` +
