@@ -20,6 +20,7 @@ from indexing.matcher.verifier.prompts import idea_text
 from indexing.matcher.verifier.rule import DEFAULT_RULE, VerifierRule
 from indexing.matcher.verifier.step import IdeaCandidates, Verified, verify_idea
 from indexing.models import Idea, Paper, Run, Score
+from service.prior_art.reverify import apply_lookback_verified, lookback_candidates
 from service.runs import find_run, runs_named
 
 
@@ -101,6 +102,8 @@ def verify_run(db_path: Path, run_id: int, *, verifier: Verifier, top_k: int,
             idea = session.scalars(select(Idea).where(Idea.pk == pk).options(
                 selectinload(Idea.score).selectinload(Score.matches))).one()
             cands = _candidates(session, idea) if idea.score is not None else None
+            back = lookback_candidates(session, idea.score.id, text=cands.text, can_realise=cands.can_realise) \
+                if idea.score is not None and cands is not None else None  # its prior art, read alike
             rule = rules(idea.score.matcher_version if idea.score is not None else None)
         if cands is None:
             report.skipped += 1
@@ -109,6 +112,7 @@ def verify_run(db_path: Path, run_id: int, *, verifier: Verifier, top_k: int,
             continue
         try:  # the verifier runs outside any transaction: a slow model never holds SQLite's write lock
             result = verify_idea(cands, verifier=verifier, cache=cache, top_k=top_k, rule=rule)
+            back_result = verify_idea(back, verifier=verifier, cache=cache, top_k=top_k, rule=rule) if back else None
         except VerifierUnavailable as exc:
             report.stopped, report.left = str(exc), len(pks) - done + 1
             break
@@ -118,13 +122,16 @@ def verify_run(db_path: Path, run_id: int, *, verifier: Verifier, top_k: int,
                 selectinload(Score.matches))).one()
             before = score.embedding_n_matches if score.verifier else score.n_matches
             apply_verified(score, result, revision=verifier.revision, top_k=top_k)
+            apply_lookback_verified(session, score, back_result, revision=verifier.revision)
             return bool(before), score.matched, bool(score.n_direction_matches)
 
         before, after, direction = write_transaction(db_path, work)
         report.thresholds = rule.thresholds()
         report.verified += 1
-        report.new_calls += result.new_calls
+        report.new_calls += result.new_calls + (back_result.new_calls if back_result else 0)
         report.cached += min(top_k, len(cands.papers)) - result.new_calls
+        if back is not None and back_result is not None:
+            report.cached += min(top_k, len(back.papers)) - back_result.new_calls
         report.realised_before += before
         report.realised_after += after
         report.direction_after += direction

@@ -220,3 +220,29 @@ def test_the_verifier_reads_lookback_candidates_only_when_asked(planted, minilm,
                       cutoff=PRIOR_ART_CUTOFF, matcher="dense")
     assert len(chat.requests("v1/chat/completions")) == read_pairs  # no verifier asked: none read
     assert all(m.verifier is None for m in plain.results[0].prior_art.matches)  # type: ignore[union-attr]
+
+
+def test_verifying_a_stored_run_reads_both_sides_and_decides_the_classes_again(planted, minilm, replay, tmp_path):
+    from indexing.matcher.verifier import make_verifier
+    from service.verify import verify_run
+    from tests.replay_server import chat_reply
+
+    settings, loaded, ideas = planted
+    read = ReadResult.of([IdeaIn(**ideas["already_published"]), IdeaIn(**ideas["anticipated"])])
+    done = score_run(settings, loaded=loaded, embedder=minilm, read=read, system="s", run="to-verify",
+                     cutoff=PRIOR_ART_CUTOFF, matcher="dense")
+    assert [r.prior_art.class_realised for r in done.results] == [ALREADY_PUBLISHED, ANTICIPATED]  # type: ignore
+    chat = replay(chat=lambda body: chat_reply("openai_logprobs_yes.json"))
+    verifier = make_verifier("openai", Settings(home=settings.home, verifier_url=chat.url + "/v1",
+                                                verifier_model="m", verifier_pace=0, verifier_budget=1000))
+    assert verifier is not None
+    report = verify_run(settings.db_path, done.run_id, verifier=verifier, top_k=2)
+    assert report.verified == 2 and report.new_calls == 8  # two forward and two look-back pairs an idea
+    with session_scope(settings.db_path) as session:
+        scores = list(session.scalars(select(Score).join(Idea).where(Idea.run_id == done.run_id).order_by(Idea.pk)))
+        stored = stored_prior_art(session, [s.id for s in scores])
+        for s in scores:  # the endpoint says yes to every pair: realised on both sides
+            prior = stored[s.id]
+            assert prior.verifier == verifier.revision and prior.class_realised == RECALLED
+            assert [m.verifier_p_realised is not None for m in prior.matches[:3]] == [True, True, False]
+            assert prior.matches[2].embedding_realised is not None  # the embedding decision kept beside

@@ -1,0 +1,57 @@
+"""`hindsight verify` on a stored run: the verifier reads each idea's stored look-back candidates as it reads the
+forward ones, and the idea's classes are decided again from both verified sides."""
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from indexing.matcher.verifier.base import Paper as PaperText
+from indexing.matcher.verifier.step import IdeaCandidates, Verified
+from indexing.models import Paper, Score
+from service.prior_art.classes import class_of
+from service.prior_art.models import PriorArt
+
+
+def stored_lookback(session: Session, score_id: int) -> PriorArt | None:
+    return session.scalars(select(PriorArt).where(PriorArt.score_id == score_id)
+                           .options(selectinload(PriorArt.matches))).first()
+
+
+def lookback_candidates(session: Session, score_id: int, *, text: str, can_realise: bool) -> IdeaCandidates | None:
+    """The stored look-back candidates of a score as the verifier reads them (None: none stored)."""
+    prior = stored_lookback(session, score_id)
+    if prior is None or not prior.matches:
+        return None
+    ids = [m.paper_id for m in prior.matches]
+    abstracts = dict(session.execute(select(Paper.paper_id, Paper.abstract).where(Paper.paper_id.in_(ids))).all())
+    return IdeaCandidates(text=text, papers=[PaperText(m.paper_id, m.title, abstracts.get(m.paper_id) or "")
+                                             for m in prior.matches], can_realise=can_realise,
+                          embedding=[{"p_direction": m.p_direction, "p_method": m.p_method} for m in prior.matches])
+
+
+def apply_lookback_verified(session: Session, score: Score, result: Verified | None, *, revision: str) -> None:
+    """The stored look-back matches take the verified decisions (the embedding-only ones kept the first time), and
+    the classes are decided again from them and the score's (verified) forward side."""
+    prior = stored_lookback(session, score.id)
+    if prior is None:
+        return
+    if result is not None:
+        for m, is_r, is_d, verdict in zip(prior.matches, result.realised, result.direction, result.verdicts):
+            if m.embedding_realised is None and prior.verifier is None:
+                m.embedding_realised, m.embedding_direction = m.realised, m.direction
+            m.realised, m.direction = bool(is_r), bool(is_r or is_d)
+            m.verifier_p_direction = verdict.p_direction if verdict else None
+            m.verifier_p_realised = verdict.p_realised if verdict else None
+            m.verifier_source = verdict.source if verdict else None
+        prior.verifier = revision
+    after_r = bool(score.matched)
+    after_d = bool(score.n_direction_matches) if score.n_direction_matches is not None else after_r
+    if prior.status != "known":
+        return  # unknown stays unknown: nothing before the cutoff was searched
+    hits = [m for m in prior.matches if m.realised]
+    prior.realised_before, prior.direction_before = bool(hits), any(m.direction for m in prior.matches)
+    prior.n_realised, prior.n_direction = len(hits), sum(m.direction for m in prior.matches)
+    if prior.knowledge_cutoff is not None:
+        prior.n_realised_before_knowledge = sum(m.period == "before_knowledge_cutoff" for m in hits)
+        prior.n_realised_after_knowledge = sum(m.period == "after_knowledge_cutoff" for m in hits)
+    prior.class_realised = class_of(after_r, prior.realised_before)
+    prior.class_direction = class_of(after_d, prior.direction_before)
