@@ -4,6 +4,7 @@ the verdict cached per machine and shown. The faults are injected into a real en
 
 import json
 import logging
+import shutil
 from importlib.metadata import version
 
 import pytest
@@ -169,15 +170,23 @@ def test_openvino_int8_passes_at_every_length_here(settings, tmp_path, ir_dir):
 @pytest.mark.skipif(not (openvino_backend.available() and cpu.native_bf16()),
                     reason="the bf16 fault of OpenVINO's attention needs a CPU with native bf16 (AVX-512 BF16 / AMX)")
 def test_the_check_catches_the_bf16_fault_it_was_made_for(settings, tmp_path, ir_dir, monkeypatch):
-    """OpenVINO 2026.4 compiled in bf16 was wrong at exactly 32 tokens on a Sapphire Rapids class CPU; if a CPU here
-    runs it right, the check passes it, which is what it is for."""
+    """OpenVINO 2026.4.1 compiled in bf16 was wrong at exactly 32 tokens on a Sapphire Rapids class CPU (worst drift
+    0.148): the check fails that length and no other."""
     checks = settings.model_copy(update={"backend_check_dir": tmp_path / "checks"})
+    MiniLMEmbedder(backend="openvino-int8", export_dir=ir_dir)  # converted once for the session
+    # a copy of the IR without its compiled-model cache: OpenVINO 2026.4.1 crashed compiling one IR in f32 and then
+    # in bf16 in one process with one CACHE_DIR
+    (xml,) = ir_dir.glob("minilm-*-openvino-int8-*/model.xml")
+    shutil.copytree(xml.parent, tmp_path / "models" / xml.parent.name, ignore=shutil.ignore_patterns("compiled"))
     monkeypatch.setattr(openvino_backend, "precision", lambda: "bf16")
     minilm._openvino.cache_clear()
     try:
-        ov = MiniLMEmbedder(backend="openvino-int8", export_dir=ir_dir)
+        ov = MiniLMEmbedder(backend="openvino-int8", export_dir=tmp_path / "models")
         verdict = check.verdict(ov, checks, lambda: MiniLMEmbedder(backend="torch"))
     finally:
         minilm._openvino.cache_clear()
     bad = [f["length"] for f in verdict["failed"]]
-    assert verdict["verdict"] == "pass" or bad == [32], verdict["per_length"]
+    if version("openvino") == "2026.4.1":  # the release measured wrong at 32 tokens on these CPUs
+        assert verdict["verdict"] == "fail" and bad == [32], verdict["per_length"]
+    else:  # another release may have fixed it; whatever it gets wrong, the check names
+        assert verdict["verdict"] == "pass" or bad, verdict["per_length"]
