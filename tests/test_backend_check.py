@@ -15,7 +15,7 @@ from indexing.embedders import check, cpu, load_embedder, minilm, openvino_backe
 from indexing.embedders.minilm import MiniLMEmbedder
 from indexing.ingest import ingest_bytes
 from service.state import IndexHolder, NoIndex
-from tests.helpers import ROOT, run_cli
+from tests.helpers import ROOT, TEST_ENV, run_cli
 
 BAD = 40  # the input length the injected fault corrupts
 
@@ -69,6 +69,14 @@ def test_probes_cover_every_input_length(minilm):
         assert texts, length
         counts = minilm.tokenizer(texts, truncation=True, max_length=minilm.max_tokens)["input_ids"]
         assert {solo.padded_length(len(c), minilm.max_tokens) for c in counts} == {length}
+
+
+def test_the_test_homes_backend_passes_the_check_here(settings):
+    """tests/helpers.py names torch-bf16 on CPUs with native bf16, fp32 torch elsewhere: what it names passes this
+    machine's check (the verdict from the per-user folder every test home shares, probed there once)."""
+    embedder = load_embedder("minilm", settings)
+    assert embedder.backend == TEST_ENV["HINDSIGHT_MINILM_BACKEND"]
+    assert embedder.backend_check["verdict"] in ("pass", "reference"), embedder.backend_check
 
 
 def test_auto_falls_back_past_a_failing_length_and_names_it(faulty, faulty_bf16, caplog):
