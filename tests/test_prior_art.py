@@ -118,8 +118,12 @@ def test_prior_art_off_by_setting_stores_nothing_and_a_request_turns_it_on(plant
     by_setting = run(planted, minilm, "off-setting", matcher="dense",
                      settings=Settings(home=settings.home, prior_art=False))
     assert by_setting.context.lookback_window is None
-    assert run(planted, minilm, "on", settings=Settings(home=settings.home, prior_art=False), prior_art=True,
-               matcher="dense").context.lookback_window is not None
+    on = run(planted, minilm, "on", settings=Settings(home=settings.home, prior_art=False), prior_art=True)
+    assert on.context.lookback_window is not None
+    hybrid_off = run(planted, minilm, "off-hybrid", prior_art=False)  # the version's matcher: hybrid
+    # the forward side is the same with the look-back side beside it (one encode and tokenisation shared)
+    assert [r.model_dump(exclude={"prior_art"}) for r in on.results] == [
+        r.model_dump(exclude={"prior_art"}) for r in hybrid_off.results]
     with session_scope(settings.db_path) as session:
         assert session.scalar(select(func.count()).select_from(PriorArt).join(Score).join(Idea).join(Run)
                               .where(Run.label == "off-setting")) == 0
