@@ -33,12 +33,14 @@ def failed_dir(tmp_path_factory):
 
 
 @pytest.fixture
-def checks(passed_dir, settings):
+def checks(passed_dir, settings, monkeypatch):
+    monkeypatch.setattr(check, "PROBES_PER_LENGTH", 1)  # a third of the probe's time; part of the verdict's key
     return settings.model_copy(update={"backend_check_dir": passed_dir})
 
 
 @pytest.fixture
-def faulty(failed_dir, settings):
+def faulty(failed_dir, settings, monkeypatch):
+    monkeypatch.setattr(check, "PROBES_PER_LENGTH", 1)
     return settings.model_copy(update={"backend_check_dir": failed_dir})
 
 

@@ -92,7 +92,8 @@ def _versions() -> dict[str, str | None]:
 
 def key(model: str, backend: str, revision: str) -> dict:
     """What a verdict holds for: this CPU, these libraries, these weights and backend."""
-    return {"check": CHECK_VERSION, "model": model, "backend": backend, "revision": revision,
+    return {"check": CHECK_VERSION, "probes_per_length": PROBES_PER_LENGTH, "model": model, "backend": backend,
+            "revision": revision,
             "precision": precision(backend), "machine": platform.machine(),
             "cpu_flags": hashlib.sha256(" ".join(sorted(cpu.cpu_flags())).encode()).hexdigest()[:16],
             "libraries": dict(_versions())}
