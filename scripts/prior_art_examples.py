@@ -51,6 +51,7 @@ ANNOTATOR = "reader"
 DRAW_N, DRAW_SEED = 20, 41
 AIR_RUN, AIR_SYSTEM, AIR_CUTOFF = "claude-2024-05", "ai-researcher", "2024-05-31"
 AIS_RUN = "templates-2024"
+JUDGE = "qwen2.5-coder-1.5b@paper-v1"  # the packaged judge under its first prompt version (`judge run`'s default)
 BUILD_FROM, BUILD_UNTIL = "2022-01-01", "2025-12-31"
 CLASSES = ("anticipated", "recalled", "already_published", "unrealised", "unknown")
 
@@ -236,7 +237,10 @@ def air_example(home: Path, judge: bool) -> dict:
         out["judge_run"] = hindsight(home, "judge", "run", "--run", AIR_RUN)
     out["correlations"] = hindsight(home, "analyze", "correlations", *both)
     if (home / "ais-score.json").exists():
-        out["direction_prior_art_vs_self_novelty"] = direction_prior_art_vs_novelty(home / "ais-score.json")
+        out["direction_prior_art_vs_self_novelty"] = direction_prior_art_vs(self_novelty(), home / "ais-score.json")
+    if judge:
+        out["direction_prior_art_vs_judge_novelty"] = direction_prior_art_vs(judge_novelty(home, JUDGE),
+                                                                             home / "air-score.json")
     drawn = draw_of(home)
     labelled = [json.loads(line)["idea"] for line in LOOKBACK_LABELS.read_text().splitlines() if line.strip()]
     if drawn != labelled:
@@ -253,30 +257,47 @@ def air_example(home: Path, judge: bool) -> dict:
     return out
 
 
-def direction_prior_art_vs_novelty(scored: Path) -> dict:
-    """Spearman's rho (with its Fisher-z Bonett-Wright interval) between "had prior art at direction level" (a
-    same-problem paper in the look-back window) and AI-Scientist's own novelty rating (1-10), per idea. `analyze
-    correlations` relates realised-level prior art, of which this corpus has none: this is the direction-level
-    companion, computed here from the score answer and the generator's files."""
-    import numpy as np
-    from scipy.stats import spearmanr
-
+def self_novelty() -> dict[str, float]:
+    """AI-Scientist's own novelty rating per idea id as `hindsight score` names them (TEMPLATE/Name, a repeated
+    Name as TEMPLATE/Name#INDEX)."""
     ratings = {}
     for path in sorted((GENERATORS / "ai-scientist").glob("*/ideas.json")):
         seen: set[str] = set()
         for i, r in enumerate(json.loads(path.read_text(encoding="utf-8"))):
             key = f"{path.parent.name}/{r['Name']}"
-            key = f"{key}#{i}" if key in seen else key  # a repeated Name is stored as TEMPLATE/Name#INDEX
-            seen.add(key.split("#")[0])
-            ratings[key] = r.get("Novelty")
-    pairs = [(float(bool(i["prior_art"]["direction_before"])), float(ratings[i["id"]]))
-             for i in json.loads(scored.read_text())["ideas"] if ratings.get(i["id"]) is not None]
+            ratings[f"{key}#{i}" if key in seen else key] = r.get("Novelty")
+            seen.add(key)
+    return {k: float(v) for k, v in ratings.items() if v is not None}
+
+
+def direction_prior_art_vs(novelty: dict[str, float], scored: Path) -> dict:
+    """Spearman's rho (with its Fisher-z Bonett-Wright interval) between "had prior art at direction level" (a
+    same-problem paper in the look-back window) and a judge's novelty, per idea. `analyze correlations` relates
+    realised-level prior art, of which this corpus has none: this is the direction-level companion, computed here
+    from the score answer and the judge's scores."""
+    import numpy as np
+    from scipy.stats import spearmanr
+
+    pairs = [(float(bool(i["prior_art"]["direction_before"])), novelty[i["id"]])
+             for i in json.loads(scored.read_text())["ideas"] if i["id"] in novelty]
+    if len(pairs) < 4:
+        return {"n": len(pairs), "rho": None}
     x, y = (np.array(v) for v in zip(*pairs))
     rho, p = spearmanr(x, y)
+    if not np.isfinite(rho):
+        return {"n": len(x), "had_direction_prior_art": int(x.sum()), "rho": None}
     half = 1.959964 * np.sqrt((1 + rho ** 2 / 2) / (len(x) - 3))
     return {"n": len(x), "had_direction_prior_art": int(x.sum()), "rho": float(rho), "p": float(p),
             "ci": [float(np.tanh(np.arctanh(rho) - half)), float(np.tanh(np.arctanh(rho) + half))],
             "mean_novelty_with": float(y[x == 1].mean()), "mean_novelty_without": float(y[x == 0].mean())}
+
+
+def judge_novelty(home: Path, judge: str) -> dict[str, float]:
+    """The stored judge's novelty per idea of the AI-Researcher run (`hindsight judge export`)."""
+    path = home / "judge-export.jsonl"
+    hindsight(home, "judge", "export", "--run", AIR_RUN, "--judge", judge, "--out", str(path), want_json=False)
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return {r["idea_id"]: float(r["novelty"]) for r in rows if r.get("novelty") is not None}
 
 
 def draw_sheet(home: Path) -> dict:
