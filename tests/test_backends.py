@@ -144,7 +144,8 @@ def test_the_shipped_minilm_fits_cover_bf16_and_static_int8():
     int8 = entries[f"{weights}-openvino-int8-static-bf16"]
     assert int8["revision"] == f"{weights}-openvino-int8-static-bf16" and int8["ideas"] == 268
     assert int8["papers"] == entries[f"{weights}-bf16"]["papers"]  # the same corpus and labelled ideas
-    for revision in (f"{weights}{openvino_backend.variant()}", f"{weights}{runtime.variant('torch-bf16')}"):
+    for revision in (f"{weights}{openvino_backend.variant()}", f"{weights}{runtime.variant('torch-bf16')}",
+                     f"{weights}-onnx-int8-avx512_vnni"):
         assert entries[revision]["revision"] == revision and entries[revision]["ideas"] == 268
         assert entries[revision]["papers"] == int8["papers"]
     assert max(entries, key=lambda r: entries[r]["written"]) == f"{weights}{openvino_backend.variant()}"
