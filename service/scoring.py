@@ -11,8 +11,21 @@ from indexing.matcher.verifier.step import VerifierStep
 from indexing.models import Idea, Match, Run, Score, utcnow
 from indexing.versions import LoadedIndex
 from service.matching import answer_context
-from service.schemas import IdeaIn, IdeaScoreOut, ScoringContext
+from service.schemas import IdeaIn, IdeaScoreOut, MatchOut, PriorArtMatchOut, ScoringContext
 from service.systems import WindowPlan
+
+
+def decision_columns(m: MatchOut | PriorArtMatchOut) -> dict:
+    """The columns a stored match of either side shares: similarity, decisions, evidence, verifier."""
+    return dict(similarity=m.similarity, realised=m.realised, direction=m.direction, p_realised=m.p_realised,
+                p_direction=m.p_direction, p_method=m.p_method,
+                evidence_sentence=m.evidence.sentence if m.evidence else None,
+                problem_sentence=m.evidence.problem_sentence if m.evidence else None,
+                shared_terms=m.evidence.shared_terms if m.evidence else None,
+                verifier_p_direction=m.verifier.p_direction if m.verifier else None,
+                verifier_p_realised=m.verifier.p_realised if m.verifier else None,
+                verifier_source=m.verifier.source if m.verifier else None,
+                embedding_realised=m.embedding_realised, embedding_direction=m.embedding_direction)
 
 
 def context_of(loaded: LoadedIndex, top_k: int, plan: WindowPlan | None = None,
@@ -69,16 +82,8 @@ def store_scores(session: Session, *, system: str, label: str, ideas: list[IdeaI
         embedding_n_matches=result.embedding_n_matches, scored_at=now)
         for idea, result in zip(ideas, results)]).scalars().all()
     matches = [dict(score_id=score_id, rank=r, paper_id=m.paper_id, title=m.title, venue=m.venue, year=m.year,
-                    citations=m.citations, similarity=m.similarity, impact=m.impact,
-                    above_threshold=m.above_threshold, p_realised=m.p_realised, p_direction=m.p_direction,
-                    p_method=m.p_method, realised=m.realised, direction=m.direction,
-                    evidence_sentence=m.evidence.sentence if m.evidence else None,
-                    problem_sentence=m.evidence.problem_sentence if m.evidence else None,
-                    shared_terms=m.evidence.shared_terms if m.evidence else None,
-                    verifier_p_direction=m.verifier.p_direction if m.verifier else None,
-                    verifier_p_realised=m.verifier.p_realised if m.verifier else None,
-                    verifier_source=m.verifier.source if m.verifier else None,
-                    embedding_realised=m.embedding_realised, embedding_direction=m.embedding_direction)
+                    citations=m.citations, impact=m.impact, above_threshold=m.above_threshold,
+                    **decision_columns(m))
                for score_id, result in zip(scored, results) for r, m in enumerate(result.matches, start=1)]
     if matches:
         session.execute(insert(Match), matches)

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from indexing.models import Idea, Score
 from service.prior_art.models import PriorArt, PriorArtMatch
+from service.scoring import decision_columns
 from service.schemas import (
     EvidenceOut, IdeaIn, IdeaScoreOut, PriorArtMatchOut, PriorArtOut, ScoringContext, VerdictOut,
 )
@@ -56,15 +57,7 @@ def store_prior_art(session: Session, *, run_id: int, ideas: Sequence[IdeaIn], r
 def _match_row(m: PriorArtMatchOut) -> dict:
     return dict(paper_id=m.paper_id, title=m.title, venue=m.venue, year=m.year,
                 publication_date=date.fromisoformat(m.publication_date), citations=m.citations,
-                similarity=m.similarity, realised=m.realised, direction=m.direction, period=m.period,
-                p_realised=m.p_realised, p_direction=m.p_direction, p_method=m.p_method,
-                evidence_sentence=m.evidence.sentence if m.evidence else None,
-                problem_sentence=m.evidence.problem_sentence if m.evidence else None,
-                shared_terms=m.evidence.shared_terms if m.evidence else None,
-                verifier_p_direction=m.verifier.p_direction if m.verifier else None,
-                verifier_p_realised=m.verifier.p_realised if m.verifier else None,
-                verifier_source=m.verifier.source if m.verifier else None,
-                embedding_realised=m.embedding_realised, embedding_direction=m.embedding_direction)
+                period=m.period, **decision_columns(m))
 
 
 FRAME_COLUMNS = ["score_id", "class_realised", "class_direction", "realised_before", "direction_before",
