@@ -113,7 +113,7 @@ def test_cli_refuses_a_directory_with_a_bad_record_unless_asked_to_skip(home: Pa
     assert read["refusals"][0]["field"] == "full_experiment_plan.Proposed Method"
     (tmp_path / "lit.json").write_text('{"topic_description": "x", "paper_bank": []}')
     out = hs(home, "score", str(tmp_path / "lit.json"))
-    assert out.returncode == 2 and "lit.json: field 'full_experiment_plan': fits no layout" in out.stderr
+    assert out.returncode == 2 and "lit.json: field 'paper_bank': AI-Researcher's literature review" in out.stderr
     out = hs(home, "score", str(tmp_path / "plans"), "--format", "ai-scientist")
     assert out.returncode == 2 and "field 'Experiment'" in out.stderr
 
@@ -178,8 +178,7 @@ def test_upload_refusals_and_the_admin_rule(server: str):
     r = upload(server, [("lit_review/bias.json", b'{"topic_description": "x", "paper_bank": []}')])
     assert r.status_code == 422
     detail = r.json()["detail"]
-    assert detail["errors"][0]["file"] == "lit_review/bias.json" and detail["errors"][0]["field"] == \
-        "full_experiment_plan"
+    assert detail["errors"][0]["file"] == "lit_review/bias.json" and detail["errors"][0]["field"] == "paper_bank"
     bad = json.dumps([*SCIENTIST_IDEAS, {"Name": "x", "Title": "T"}]).encode()
     r = upload(server, [("t/ideas.json", bad)], run="strict")
     assert r.status_code == 422 and r.json()["detail"]["refused"] == 1

@@ -78,7 +78,7 @@ def test_a_kill_during_an_import_leaves_nothing_half_written(tmp_path):
                                     "label": label, "annotator": "ann"}) + "\n")
     total = sum(len(p["truth"]) for p in planted.values())
     seen = set()
-    for delay in (0.8, 1.6, 2.4, 3.2, 4.0):
+    for delay in (0.2, 0.4, 0.6, 0.8, 1.2, 1.6, 2.4, 3.2, 4.0):  # the CLI starts in a fraction of a second
         proc = subprocess.Popen([*HINDSIGHT, "label", "import", str(path)], cwd=ROOT, env=clean_env(home),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(delay)

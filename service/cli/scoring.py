@@ -108,10 +108,11 @@ def score(ideas_path: Path = typer.Argument(..., exists=True, metavar="FILE|DIR"
     lookback = context.lookback_window
     table = Table("idea", "topic", "score", "matched", *(("prior art",) if lookback else ()), "best match",
                   "similarity",
-                  title=f"{system}/{run}: model {context.model}, matcher {context.matcher} {context.matcher_version}, "
+                  # the marker leads, so that wrapping a long title never splits it
+                  title=("LEAK RISK: " if context.leak_risk else "")
+                        + f"{system}/{run}: model {context.model}, matcher {context.matcher} {context.matcher_version}, "
                         + (f"verifier {context.verifier} (top {context.verifier_top_k}), " if context.verifier else "")
                         + f"index {context.index_version}, window {context.window['start']}..{context.window['end']}"
-                        + (" (LEAK RISK)" if context.leak_risk else "")
                         + (f", look-back {lookback_text(lookback)}" if lookback else ""))
     for r in results:
         best = next((x for x in r.matches if x.above_threshold), r.matches[0] if r.matches else None)
