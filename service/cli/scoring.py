@@ -110,7 +110,8 @@ def score(ideas_path: Path = typer.Argument(..., exists=True, metavar="FILE|DIR"
                   "similarity",
                   # the marker leads, so that wrapping a long title never splits it
                   title=("LEAK RISK: " if context.leak_risk else "")
-                        + f"{system}/{run}: model {context.model}, matcher {context.matcher} {context.matcher_version}, "
+                        + f"{system}/{run}: model {context.model}, "
+                        + f"matcher {context.matcher} {context.matcher_version}, "
                         + (f"verifier {context.verifier} (top {context.verifier_top_k}), " if context.verifier else "")
                         + f"index {context.index_version}, window {context.window['start']}..{context.window['end']}"
                         + (f", look-back {lookback_text(lookback)}" if lookback else ""))
