@@ -12,5 +12,8 @@ ARG TORCH_PIP_ARGS=""
 ARG EXTRA_PIP=""
 RUN pip install --no-cache-dir $TORCH_PIP_ARGS "torch==2.13.0" && pip install --no-cache-dir -e . $EXTRA_PIP
 ENV HINDSIGHT_HOME=/state
+# the backend self-check's verdicts (keyed by CPU flags and library versions) kept in the volume, so that a new
+# container on the same kind of machine does not probe again (docs/cpu-checks.md)
+ENV HINDSIGHT_BACKEND_CHECK_DIR=/state/backend-checks
 EXPOSE 8000
 CMD ["hindsight", "serve", "--host", "0.0.0.0", "--port", "8000"]
