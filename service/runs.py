@@ -1,5 +1,7 @@
 """Reading stored runs and scores."""
 
+from collections.abc import Sequence
+
 from sqlalchemy import Integer, cast, func, select
 from sqlalchemy.orm import Session, selectinload
 
@@ -59,19 +61,20 @@ def find_run(session: Session, ref: str, system: str | None = None) -> Run:
     return runs[0]
 
 
-def runs_named(session: Session, ref: str, system: str | None = None) -> list[Run]:
+def runs_named(session: Session, ref: str, system: str | Sequence[str] | None = None) -> list[Run]:
     """Every run a reference names, as every command reads --run: a label names each system's run with it (or
-    one system's with `system`), else a numeric run id names that run."""
+    only those of `system`, one name or several), else a numeric run id names that run."""
+    systems = [system] if isinstance(system, str) else list(system or ())
     query = select(Run).where(Run.label == ref)
-    if system:
-        query = query.where(Run.system == system)
+    if systems:
+        query = query.where(Run.system.in_(systems))
     found = list(session.scalars(query.order_by(Run.system, Run.id)))
     if not found and ref.isascii() and ref.isdigit() and int(ref) < 2**63:
         run = session.get(Run, int(ref))
-        if run is not None and (not system or run.system == system):
+        if run is not None and (not systems or run.system in systems):
             found = [run]
     if not found:
-        raise RunNotFound(ref, system)
+        raise RunNotFound(ref, ", ".join(systems) or None)
     return found
 
 

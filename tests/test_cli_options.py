@@ -18,6 +18,9 @@ def test_cli_errors_name_options_and_http_errors_name_parameters(settings, run_c
     assert "--run: run label 'r1' is used by systems sys-a, sys-b; add --system SYSTEM" in res.output
     assert "?system" not in res.output
     for args, option in ((("analyze", "systems", "--run", "nope"), "--run: no run 'nope'"),
+                         # not numbers to SQLite: '²' is a digit to isdigit(), 2**64 overflows its integers
+                         (("analyze", "systems", "--run", "²"), "--run: no run '²'"),
+                         (("analyze", "systems", "--run", str(2**64)), f"--run: no run '{2**64}'"),
                          (("analyze", "systems", "--by", "colour"), "--by: expected one of"),
                          (("analyze", "systems", "--labels", "--predictor", "dice"), "--predictor: expected one of"),
                          (("analyze", "quadrants"), "--judge: ")):

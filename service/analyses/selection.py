@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from indexing.models import Idea, JudgeScore, Match, Run, Score, System
 from indexing.windows import iso_day
 from service.judges import DIMENSIONS
+from service.runs import RunNotFound, runs_named
 
 GROUP_BY = ("system", "run", "window")
 LEVELS = ("realised", "direction")
@@ -87,15 +88,12 @@ def resolve_runs(session: Session, refs: list[str], *, systems: list[str] | None
     """Run ids from ids or labels; a label names every run with it (within the given systems)."""
     ids: list[int] = []
     for ref in refs:
-        query = select(Run.id).where(Run.label == ref)
-        if systems:
-            query = query.where(Run.system.in_(systems))
-        found = list(session.scalars(query))
-        if not found and ref.isdigit() and session.get(Run, int(ref)) is not None:
-            found = [int(ref)]
-        if not found:
-            raise NotFound("run", f"no run {ref!r}" + (f" in systems {', '.join(systems)}" if systems else ""))
-        ids += [i for i in found if i not in ids]
+        try:
+            found = runs_named(session, ref, systems)
+        except RunNotFound:
+            where = f" in systems {', '.join(systems)}" if systems else ""
+            raise NotFound("run", f"no run {ref!r}{where}") from None
+        ids += [r.id for r in found if r.id not in ids]
     return tuple(ids)
 
 
