@@ -178,6 +178,27 @@ def test_auto_picks_by_device_and_cpu(monkeypatch):
         runtime.resolve("fp8", "cpu", runtime.TORCH_BACKENDS)
 
 
+@pytest.mark.parametrize(("machine", "flags", "target", "order"), [
+    ("x86_64", "sse2 avx avx2 fma f16c", "avx2", ["onnx-int8", "torch"]),  # AVX2 only
+    ("x86_64", "avx avx2 fma avx_vnni", "avx2", ["openvino-int8", "onnx-int8", "torch"]),  # AVX-VNNI, no AVX-512
+    ("x86_64", "avx2 avx512f avx512bw", "avx512", ["onnx-int8", "torch"]),  # AVX-512 without VNNI
+    ("x86_64", "avx2 avx512f avx512_vnni avx512_bf16 amx_bf16 amx_int8", "avx512_vnni",
+     ["openvino-int8", "torch-bf16", "onnx-int8", "torch"]),  # Sapphire Rapids class
+    ("aarch64", "fp asimd asimddp bf16", "arm64", ["openvino-int8", "torch-bf16", "onnx-int8", "torch"]),
+])
+def test_int8_target_and_auto_order_follow_the_cpus_flags(monkeypatch, machine, flags, target, order):
+    """The CPU-dependent choices read one source of flags (cpu.cpu_flags), so other CPUs are checked here by faking
+    it: onnx-int8's quantisation target (part of its revision) and the backends auto tries in turn."""
+    import platform
+
+    from indexing.embedders import minilm as minilm_module
+
+    monkeypatch.setattr(cpu, "cpu_flags", lambda: frozenset(flags.split()))
+    monkeypatch.setattr(platform, "machine", lambda: machine)
+    assert minilm_module.quantization_target() == target
+    assert minilm_module.auto_order("cpu") == order  # openvino and ONNX Runtime come with the test extra
+
+
 def test_cache_never_mixes_backends(settings, minilm):
     bf16 = MiniLMEmbedder(backend="torch-bf16")
     first, embedded = embed_with_cache(minilm, TEXTS[:6], db_path=settings.db_path)

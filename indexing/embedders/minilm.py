@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from indexing.embedders import onnx_backend, openvino_backend, runtime, solo
+from indexing.embedders import cpu, onnx_backend, openvino_backend, runtime, solo
 from indexing.embedders.base import normalise, serialised_load
 from indexing.embedders.tokens import FastTokenizer
 
@@ -62,10 +62,7 @@ def quantization_target() -> str:
 
     if platform.machine().lower() in ("arm64", "aarch64"):
         return "arm64"
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        flags = ""
+    flags = cpu.cpu_flags()  # AVX-VNNI without AVX-512 (and no flags at all) takes avx2's u8u8 kernels
     return "avx512_vnni" if "avx512_vnni" in flags else "avx512" if "avx512f" in flags else "avx2"
 
 
