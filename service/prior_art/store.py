@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.dialects.sqlite import insert
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from indexing.models import Idea, Score
 from service.prior_art.models import PriorArt, PriorArtMatch
@@ -115,6 +115,7 @@ def stored_prior_art(session: Session, score_ids: Sequence[int]) -> dict[int, Pr
     ids = [int(i) for i in score_ids]
     out: dict[int, PriorArt] = {}
     for at in range(0, len(ids), CHUNK):
-        for row in session.scalars(select(PriorArt).where(PriorArt.score_id.in_(ids[at:at + CHUNK]))):
+        for row in session.scalars(select(PriorArt).where(PriorArt.score_id.in_(ids[at:at + CHUNK]))
+                                   .options(selectinload(PriorArt.matches))):  # one query per chunk, not per score
             out[row.score_id] = row
     return out
