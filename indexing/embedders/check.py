@@ -95,7 +95,7 @@ def key(model: str, backend: str, revision: str) -> dict:
     return {"check": CHECK_VERSION, "probes_per_length": PROBES_PER_LENGTH, "model": model, "backend": backend,
             "revision": revision,
             "precision": precision(backend), "machine": platform.machine(),
-            "cpu_flags": hashlib.sha256(" ".join(sorted(cpu.cpu_flags())).encode()).hexdigest()[:16],
+            "cpu_flags": cpu.fingerprint(),
             "libraries": dict(_versions())}
 
 

@@ -4,6 +4,7 @@ Its own module so that the backend choice (runtime.py), the OpenVINO backend and
 facts without importing each other.
 """
 
+import hashlib
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -21,6 +22,12 @@ def cpu_flags() -> frozenset[str]:
         if line.startswith(("flags", "Features")):
             return frozenset(line.split(":", 1)[1].split())
     return frozenset()
+
+
+def fingerprint() -> str:
+    """A short hash of this CPU's flags: what names the machine in the keys of things made for it (a backend's
+    verdict, an optimised graph)."""
+    return hashlib.sha256(" ".join(sorted(cpu_flags())).encode()).hexdigest()[:16]
 
 
 def native_bf16() -> bool:

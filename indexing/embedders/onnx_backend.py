@@ -13,7 +13,6 @@ docs/benchmarks.md). A request's few texts go to one more session that spreads e
 same bits): on the copies a dense query's HTTP median rose by a fifth.
 """
 
-import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,8 +31,7 @@ def optimized_model(path: Path) -> Path:
 
     import onnxruntime as ort
 
-    flags = hashlib.sha256(" ".join(sorted(cpu.cpu_flags())).encode()).hexdigest()[:8]
-    target = path.parent / "optimized" / f"{path.stem}-ort{ort.__version__}-{flags}.onnx"
+    target = path.parent / "optimized" / f"{path.stem}-ort{ort.__version__}-{cpu.fingerprint()[:8]}.onnx"
     if target.exists():
         return target
     tmp = target.with_name(f".{target.stem}-{os.getpid()}.onnx")
