@@ -2,7 +2,9 @@
 window. The same four classes at realised and at direction level; `unknown` when the index held nothing before the
 cutoff, so no idea is ever called new for want of papers."""
 
+from collections.abc import Sequence
 from datetime import date
+from typing import Any, Protocol
 
 ANTICIPATED = "anticipated"  # after, not before
 RECALLED = "recalled"  # both
@@ -39,3 +41,46 @@ def anticipation(score: float, cls: str) -> float | None:
     if cls == UNKNOWN:
         return None
     return float(score) if cls == ANTICIPATED else 0.0
+
+
+class Decided(Protocol):
+    """A look-back match as decided (a live PriorArtMatchOut or a stored PriorArtMatch)."""
+
+    @property
+    def realised(self) -> bool: ...
+    @property
+    def direction(self) -> bool: ...
+    @property
+    def period(self) -> str | None: ...
+
+
+class ForwardSide(Protocol):
+    """A forward side as scored (a live IdeaScoreOut or a stored Score)."""
+
+    @property
+    def matched(self) -> bool: ...
+    @property
+    def n_direction_matches(self) -> int | None: ...
+
+
+def after_levels(forward: ForwardSide) -> tuple[bool, bool]:
+    """Whether the forward side realised the idea, and matched its direction (dense: one decision for both)."""
+    realised = bool(forward.matched)
+    if forward.n_direction_matches is None:
+        return realised, realised
+    return realised, forward.n_direction_matches > 0
+
+
+def summary(matches: Sequence[Decided], forward: ForwardSide, *, knowledge_declared: bool) -> dict[str, Any]:
+    """A known look-back side's summary from its matches, and the idea's classes from it and the forward side: the
+    one place both the scoring request and a re-verified stored run decide them."""
+    after_r, after_d = after_levels(forward)
+    hits = [m for m in matches if m.realised]
+    n_direction = sum(bool(m.direction) for m in matches)
+    return dict(class_realised=class_of(after_r, bool(hits)), class_direction=class_of(after_d, n_direction > 0),
+                realised_before=bool(hits), direction_before=n_direction > 0, n_realised=len(hits),
+                n_direction=n_direction,
+                n_realised_before_knowledge=sum(m.period == BEFORE_KNOWLEDGE for m in hits)
+                if knowledge_declared else None,
+                n_realised_after_knowledge=sum(m.period == AFTER_KNOWLEDGE for m in hits)
+                if knowledge_declared else None)

@@ -7,7 +7,7 @@ from sqlalchemy.orm import Session, selectinload
 from indexing.matcher.verifier.base import Paper as PaperText
 from indexing.matcher.verifier.step import IdeaCandidates, Verified
 from indexing.models import Paper, Score
-from service.prior_art.classes import class_of
+from service.prior_art.classes import summary
 from service.prior_art.models import PriorArt
 
 
@@ -43,15 +43,7 @@ def apply_lookback_verified(session: Session, score: Score, result: Verified | N
             m.verifier_p_realised = verdict.p_realised if verdict else None
             m.verifier_source = verdict.source if verdict else None
         prior.verifier = revision
-    after_r = bool(score.matched)
-    after_d = bool(score.n_direction_matches) if score.n_direction_matches is not None else after_r
     if prior.status != "known":
         return  # unknown stays unknown: nothing before the cutoff was searched
-    hits = [m for m in prior.matches if m.realised]
-    prior.realised_before, prior.direction_before = bool(hits), any(m.direction for m in prior.matches)
-    prior.n_realised, prior.n_direction = len(hits), sum(m.direction for m in prior.matches)
-    if prior.knowledge_cutoff is not None:
-        prior.n_realised_before_knowledge = sum(m.period == "before_knowledge_cutoff" for m in hits)
-        prior.n_realised_after_knowledge = sum(m.period == "after_knowledge_cutoff" for m in hits)
-    prior.class_realised = class_of(after_r, prior.realised_before)
-    prior.class_direction = class_of(after_d, prior.direction_before)
+    for name, value in summary(prior.matches, score, knowledge_declared=prior.knowledge_cutoff is not None).items():
+        setattr(prior, name, value)

@@ -13,7 +13,7 @@ from indexing.matcher.decide import Decision, FacetVectors, decide
 from indexing.matcher.facets import IdeaFacets
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.versions import LoadedIndex
-from service.prior_art.classes import AFTER_KNOWLEDGE, BEFORE_KNOWLEDGE, UNKNOWN, class_of
+from service.prior_art.classes import AFTER_KNOWLEDGE, BEFORE_KNOWLEDGE, UNKNOWN, summary
 from service.prior_art.window import LookBack, lookback_window
 from service.schemas import EvidenceOut, IdeaScoreOut, PriorArtMatchOut, PriorArtOut, ScoringContext, VerdictOut
 
@@ -42,14 +42,6 @@ def plan_prior_art(loaded: LoadedIndex, *, cutoff: date, days: int, matcher: str
     return PriorArtPlan(lookback, view, evidence_top)
 
 
-def after_levels(result: IdeaScoreOut) -> tuple[bool, bool]:
-    """Whether the forward side realised the idea, and matched its direction (dense: one decision for both)."""
-    realised = bool(result.matched)
-    if result.n_direction_matches is None:
-        return realised, realised
-    return realised, result.n_direction_matches > 0
-
-
 def unknown_prior_art() -> PriorArtOut:
     return PriorArtOut(class_realised=UNKNOWN, class_direction=UNKNOWN, realised_before=None, direction_before=None)
 
@@ -66,11 +58,10 @@ def look_back(plan: PriorArtPlan, facets: Sequence[IdeaFacets], results: Sequenc
     decisions = decide(facets, view=plan.view, embedder=embedder, top_k=top_k, vectors=vectors, counts=counts,
                        with_evidence=True, evidence_top=plan.evidence_top, verifier=verifier)
     for r, d in zip(results, decisions):
-        r.prior_art = prior_art_of(d, rows=plan.view.rows, after=after_levels(r),
-                                   knowledge_cutoff=plan.lookback.knowledge_cutoff)
+        r.prior_art = prior_art_of(d, rows=plan.view.rows, forward=r, knowledge_cutoff=plan.lookback.knowledge_cutoff)
 
 
-def prior_art_of(d: Decision, *, rows: list[dict], after: tuple[bool, bool],
+def prior_art_of(d: Decision, *, rows: list[dict], forward: IdeaScoreOut,
                  knowledge_cutoff: date | None) -> PriorArtOut:
     """One idea's look-back answer from the matcher's decision on the window's papers. The matches are built
     without validation (model_construct): every value is made here with its type, and this runs for K papers of
@@ -101,15 +92,8 @@ def prior_art_of(d: Decision, *, rows: list[dict], after: tuple[bool, bool],
             else None,
             embedding_direction=bool(d.embedding_direction[j]) if verified and d.embedding_direction is not None
             else None))
-    hits = [m for m in matches if m.realised]
-    n_direction = sum(m.direction for m in matches)
-    return PriorArtOut.model_construct(
-        class_realised=class_of(after[0], bool(hits)),  # type: ignore[arg-type]
-        class_direction=class_of(after[1], n_direction > 0),  # type: ignore[arg-type]
-        realised_before=bool(hits), direction_before=n_direction > 0, n_realised=len(hits), n_direction=n_direction,
-        n_realised_before_knowledge=sum(m.period == BEFORE_KNOWLEDGE for m in hits) if known else None,
-        n_realised_after_knowledge=sum(m.period == AFTER_KNOWLEDGE for m in hits) if known else None,
-        matches=matches)
+    return PriorArtOut.model_construct(**summary(matches, forward, knowledge_declared=known is not None),
+                                       matches=matches)
 
 
 def _rounded(values: np.ndarray | None, k: int) -> list[float | None]:
