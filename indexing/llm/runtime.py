@@ -7,7 +7,6 @@ saving and loading states, docs/verifier-local.md). Each question reads the next
 labels.
 """
 
-import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from indexing.embedders import cpu
 from indexing.llm.errors import ModelUnavailable
 
 # ChatML (the Qwen2.5 family's), for a GGUF that carries no chat template
@@ -40,13 +40,6 @@ def chat_frame(template: str | None, system: str) -> tuple[str, str]:
         raise ModelUnavailable("the model's chat template does not put the user's message in the prompt verbatim")
     before, after = text.split(_USER)
     return before, after
-
-
-def _threads(threads: int) -> int:
-    """threads, or one per core this process may run on."""
-    if threads:
-        return threads
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _shares(mass: list[float]) -> tuple[list[float], float]:
@@ -76,7 +69,7 @@ class LlamaRuntime:
         options: dict[str, Any] = {"n_batch": 512, **runtime}
         try:
             # logits_all=False: llama.cpp computes the logits of each batch's last token only, the one read here
-            self._llm = Llama(model_path=str(path), n_ctx=ctx, n_threads=_threads(threads), logits_all=False,
+            self._llm = Llama(model_path=str(path), n_ctx=ctx, n_threads=threads or cpu.cores(), logits_all=False,
                               verbose=False, **options)
         except ValueError as e:  # llama-cpp-python's "Failed to load model from file"
             raise ModelUnavailable(f"{path}: llama.cpp cannot load it ({e})") from e
