@@ -4,7 +4,7 @@ from sqlalchemy.orm import Session
 
 from service.analyses.prior_art import prior_art_correlations
 from service.analyses.selection import Selection, load_ideas, load_judge_scores, window_report
-from service.analyses.stats import spearman
+from service.analyses.stats import spearman_rows
 from service.judges import DIMENSIONS
 
 
@@ -15,16 +15,7 @@ def correlations(session: Session, *, selection: Selection, judge: str | None = 
     if judge is not None:
         judges = judges[judges["judge"] == judge]
     joined = ideas.merge(judges, on="idea_pk")
-    rows = []
-    for name in sorted(joined["judge"].unique()):
-        by_judge = joined[joined["judge"] == name]
-        scopes = [("all", by_judge)] + [(g, part) for g, part in by_judge.groupby("group", sort=True)]
-        for dim in DIMENSIONS:
-            if by_judge[dim].notna().sum() == 0:
-                continue
-            for scope, part in scopes:
-                rows.append({"scope": scope, "judge": name, "dimension": dim,
-                             **spearman(part["score"], part[dim])})
+    rows = spearman_rows(joined, "score", DIMENSIONS)
     return {"selection": selection.as_dict(), "method": "spearman", "interval": "fisher_z_bonett_wright_95",
             "x": "hindsight score", "ideas": int(len(ideas)), **window_report(ideas, selection), "rows": rows,
             "prior_art": prior_art_correlations(session, ideas, judges)}

@@ -12,7 +12,7 @@ from scipy import stats
 from sqlalchemy.orm import Session
 
 from service.analyses.selection import number
-from service.analyses.stats import bootstrap_mean_ci, compare_samples, spearman
+from service.analyses.stats import bootstrap_mean_ci, compare_samples, spearman_rows
 from service.judges import DIMENSIONS
 from service.prior_art.classes import ANTICIPATED, CLASSES, LEVELS, UNKNOWN
 from service.prior_art.store import load_prior_art
@@ -136,17 +136,8 @@ def prior_art_correlations(session: Session, ideas: pd.DataFrame, judges: pd.Dat
         return None
     frame = frame.assign(had_prior_art=frame["realised_before"].astype(bool).astype(float))
     joined = frame.merge(judges, on="idea_pk")
-    rows = []
     order = ["novelty", *[d for d in DIMENSIONS if d != "novelty"]]
-    for name in sorted(joined["judge"].unique()):
-        by_judge = joined[joined["judge"] == name]
-        scopes = [("all", by_judge)] + [(g, part) for g, part in by_judge.groupby("group", sort=True)]
-        for dim in order:
-            if by_judge[dim].notna().sum() == 0:
-                continue
-            for scope, part in scopes:
-                rows.append({"scope": scope, "judge": name, "dimension": dim,
-                             "had_prior_art": int(part["had_prior_art"].sum()),
-                             **spearman(part["had_prior_art"], part[dim], confidence=confidence)})
+    rows = spearman_rows(joined, "had_prior_art", order, confidence=confidence,
+                         extra=lambda part: {"had_prior_art": int(part["had_prior_art"].sum())})
     return {"x": HAD_PRIOR_ART, "method": "spearman", "ideas": int(len(frame)),
             "rate": number(np.mean(frame["had_prior_art"])), "rows": rows}

@@ -2,6 +2,7 @@
 its interval."""
 
 import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -62,3 +63,20 @@ def spearman(x, y, confidence: float = 0.95) -> dict:
         half = stats.norm.ppf(0.5 + confidence / 2) * np.sqrt((1 + rho ** 2 / 2) / (x.size - 3))
         out["ci"] = [number(np.tanh(np.arctanh(rho) - half)), number(np.tanh(np.arctanh(rho) + half))]
     return out
+
+
+def spearman_rows(joined, x: str, dimensions: Sequence[str], *, confidence: float = 0.95,
+                  extra: Callable[[Any], dict] | None = None) -> list[dict]:
+    """One Spearman row of column x against each judge dimension that judge rated, per (judge, scope), scope being
+    "all" or a group; extra(part) adds columns before n, rho, p and ci."""
+    rows = []
+    for name in sorted(joined["judge"].unique()):
+        by_judge = joined[joined["judge"] == name]
+        scopes = [("all", by_judge)] + [(g, part) for g, part in by_judge.groupby("group", sort=True)]
+        for dim in dimensions:
+            if by_judge[dim].notna().sum() == 0:
+                continue
+            for scope, part in scopes:
+                rows.append({"scope": scope, "judge": name, "dimension": dim, **(extra(part) if extra else {}),
+                             **spearman(part[x], part[dim], confidence=confidence)})
+    return rows
