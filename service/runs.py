@@ -7,6 +7,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from indexing.models import Idea, Match, Run, Score
 from service.prior_art.store import load_prior_art, prior_art_out, stored_prior_art, window_of
+from service.scoring import evidence_of, match_verdict_of
 
 
 class RunNotFound(LookupError):
@@ -84,29 +85,12 @@ def origin_of(idea: Idea) -> dict | None:
     return values if any(v is not None for v in values.values()) else None
 
 
-def evidence_of(m: Match) -> dict | None:
-    """A stored match's evidence as the live answer gave it; None when the matcher gave none (dense)."""
-    if m.evidence_sentence is None and m.problem_sentence is None and m.shared_terms is None:
-        return None
-    return {"sentence": m.evidence_sentence, "problem_sentence": m.problem_sentence,
-            "shared_terms": m.shared_terms or []}
-
-
 def verifier_of(s: Score) -> dict:
     """Which verifier decided the score and the embedding-only score beside it (all None: the embedding features
     alone decided, as in the live answer)."""
     return {"verifier": s.verifier, "verifier_top_k": s.verifier_top_k,
             "embedding_score": s.embedding_score if s.verifier else None,
             "embedding_n_matches": s.embedding_n_matches if s.verifier else None}
-
-
-def match_verdict_of(m: Match) -> dict:
-    """The verifier's reading of a stored match (None when not read) and the embedding-only decision (None when no
-    verifier decided, as in the live answer)."""
-    verdict = None if m.verifier_p_direction is None else {
-        "p_direction": m.verifier_p_direction, "p_realised": m.verifier_p_realised, "source": m.verifier_source}
-    return {"verifier": verdict, "embedding_realised": m.embedding_realised,
-            "embedding_direction": m.embedding_direction}
 
 
 def best_match(matches: list[Match]) -> tuple[str, Match] | None:

@@ -11,12 +11,14 @@ from indexing.matcher.verifier.step import VerifierStep
 from indexing.models import Idea, Match, Run, Score, utcnow
 from indexing.versions import LoadedIndex
 from service.matching import answer_context
+from service.prior_art.models import PriorArtMatch
 from service.schemas import IdeaIn, IdeaScoreOut, MatchOut, PriorArtMatchOut, ScoringContext
 from service.systems import WindowPlan
 
 
 def decision_columns(m: MatchOut | PriorArtMatchOut) -> dict:
-    """The columns a stored match of either side shares: similarity, decisions, evidence, verifier."""
+    """The columns a stored match of either side shares: similarity, decisions, evidence, verifier (read back by
+    evidence_of and match_verdict_of)."""
     return dict(similarity=m.similarity, realised=m.realised, direction=m.direction, p_realised=m.p_realised,
                 p_direction=m.p_direction, p_method=m.p_method,
                 evidence_sentence=m.evidence.sentence if m.evidence else None,
@@ -26,6 +28,24 @@ def decision_columns(m: MatchOut | PriorArtMatchOut) -> dict:
                 verifier_p_realised=m.verifier.p_realised if m.verifier else None,
                 verifier_source=m.verifier.source if m.verifier else None,
                 embedding_realised=m.embedding_realised, embedding_direction=m.embedding_direction)
+
+
+def evidence_of(m: Match | PriorArtMatch) -> dict | None:
+    """A stored match's evidence (either side) as the live answer gave it; None when the matcher gave none (dense,
+    or a look-back match past the evidence top)."""
+    if m.evidence_sentence is None and m.problem_sentence is None and m.shared_terms is None:
+        return None
+    return {"sentence": m.evidence_sentence, "problem_sentence": m.problem_sentence,
+            "shared_terms": m.shared_terms or []}
+
+
+def match_verdict_of(m: Match | PriorArtMatch) -> dict:
+    """The verifier's reading of a stored match of either side (None when not read) and the embedding-only decision
+    (None when no verifier decided, as in the live answer)."""
+    verdict = None if m.verifier_p_direction is None else {
+        "p_direction": m.verifier_p_direction, "p_realised": m.verifier_p_realised, "source": m.verifier_source}
+    return {"verifier": verdict, "embedding_realised": m.embedding_realised,
+            "embedding_direction": m.embedding_direction}
 
 
 def context_of(loaded: LoadedIndex, top_k: int, plan: WindowPlan | None = None,

@@ -10,10 +10,8 @@ from sqlalchemy.orm import Session, selectinload
 
 from indexing.models import Idea, Score
 from service.prior_art.models import PriorArt, PriorArtMatch
-from service.scoring import decision_columns
-from service.schemas import (
-    EvidenceOut, IdeaIn, IdeaScoreOut, PriorArtMatchOut, PriorArtOut, ScoringContext, VerdictOut,
-)
+from service.scoring import decision_columns, evidence_of, match_verdict_of
+from service.schemas import IdeaIn, IdeaScoreOut, PriorArtMatchOut, PriorArtOut, ScoringContext
 
 if TYPE_CHECKING:  # pandas loads where the analyses read prior art: a score never does (docs/startup.md)
     import pandas as pd
@@ -92,13 +90,7 @@ def prior_art_out(row: PriorArt) -> PriorArtOut:
             publication_date=m.publication_date.isoformat(), citations=m.citations, similarity=m.similarity,
             realised=m.realised, direction=m.direction, period=m.period,  # type: ignore[arg-type]
             p_realised=m.p_realised, p_direction=m.p_direction, p_method=m.p_method,
-            evidence=EvidenceOut(sentence=m.evidence_sentence, problem_sentence=m.problem_sentence,
-                                 shared_terms=m.shared_terms or [])
-            if not (m.evidence_sentence is None and m.problem_sentence is None and m.shared_terms is None) else None,
-            verifier=VerdictOut(p_direction=m.verifier_p_direction, p_realised=m.verifier_p_realised,
-                                source=m.verifier_source or "")
-            if m.verifier_p_direction is not None and m.verifier_p_realised is not None else None,
-            embedding_realised=m.embedding_realised, embedding_direction=m.embedding_direction)
+            evidence=evidence_of(m), **match_verdict_of(m))
             for m in row.matches])
 
 
