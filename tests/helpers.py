@@ -89,3 +89,30 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(15)
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def chromium(playwright):
+    """Debian's headless Chromium, launched through playwright."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=[
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"])
+
+
+def open_labelling_view(page, url: str, run_id: int, annotator: str = "reader") -> list[str]:
+    """The dashboard's labelling view on a run's draws as `annotator` (token test-token); the page's errors and 5xx
+    answers from then on gather in the list returned."""
+    failures: list[str] = []
+    page.on("pageerror", lambda e: failures.append(f"page error: {e}"))
+    page.on("response", lambda r: failures.append(f"{r.status} {r.url}") if r.status >= 500 else None)
+    page.goto(url + "/")
+    page.fill("#labels-token", "test-token")
+    page.dispatch_event("#labels-token", "change")
+    page.wait_for_selector(f"#labels-run option[value='{run_id}']", state="attached")
+    page.select_option("#labels-run", str(run_id))
+    page.wait_for_selector("#labels-draw option", state="attached")
+    page.fill("#labels-annotator", annotator)
+    page.dispatch_event("#labels-annotator", "change")
+    return failures

@@ -19,11 +19,10 @@ from indexing.db import session_scope
 from indexing.settings import Settings
 from service.labels.models import Label
 from tests.factories import labels_store
-from tests.helpers import HINDSIGHT, ROOT, Server, clean_env
+from tests.helpers import CHROMIUM, HINDSIGHT, ROOT, Server, chromium, clean_env, open_labelling_view
 
 pytestmark = pytest.mark.server
 AUTH = {"Authorization": "Bearer test-token"}
-CHROMIUM = "/usr/bin/chromium"
 
 
 def _labels(home: Path) -> int:
@@ -108,22 +107,10 @@ def test_labelling_view_in_chromium_keeps_three_labelled_ideas_across_a_reload(t
                           headers=AUTH).json()
         run_id = made["draws"][0]["run_id"]
         with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run"])
+            browser = chromium(p)
             try:
                 page = browser.new_page(viewport={"width": 1360, "height": 1500})
-                failures: list[str] = []
-                page.on("pageerror", lambda e: failures.append(f"page error: {e}"))
-                page.on("response", lambda r: failures.append(f"{r.status} {r.url}") if r.status >= 500 else None)
-                page.goto(srv.url + "/")
-                page.fill("#labels-token", "test-token")
-                page.dispatch_event("#labels-token", "change")
-                page.wait_for_selector(f"#labels-run option[value='{run_id}']", state="attached")
-                page.select_option("#labels-run", str(run_id))
-                page.wait_for_selector("#labels-draw option", state="attached")
-                page.fill("#labels-annotator", "reader")
-                page.dispatch_event("#labels-annotator", "change")
+                failures = open_labelling_view(page, srv.url, run_id)
                 page.wait_for_selector("#labels-card[data-ready='1'] .candidate")
                 page.wait_for_load_state("networkidle")
                 page.click("#labels-card h3")  # the keys label only outside the form's inputs

@@ -10,10 +10,9 @@ import httpx
 import pytest
 
 from tests.factories import PRIOR_ART_CUTOFF, prior_art_version
-from tests.helpers import ROOT, Server
+from tests.helpers import CHROMIUM, ROOT, Server, chromium, open_labelling_view
 
 pytestmark = pytest.mark.server
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts"
 AUTH = {"Authorization": "Bearer test-token"}
 KNOWLEDGE_CUTOFF = "2023-01-01"  # before the scoring cutoff, so that both lines show
@@ -40,12 +39,6 @@ def served(tmp_path_factory, minilm):
     srv.stop()
 
 
-def _browser(p):
-    return p.chromium.launch(executable_path=CHROMIUM, args=[
-        "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"])
-
-
 def test_drill_down_shows_both_sides_on_one_timeline(served):
     srv, scored, _ = served
     classes = {i["id"]: i["prior_art"]["class_realised"] for i in scored["ideas"]}
@@ -57,7 +50,7 @@ def test_drill_down_shows_both_sides_on_one_timeline(served):
     pk = next(r["idea_pk"] for r in rows if r["idea_id"] == "recalled")
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_api.sync_playwright() as p:
-        browser = _browser(p)
+        browser = chromium(p)
         try:
             page = browser.new_page(viewport={"width": 1360, "height": 1400})
             failures: list[str] = []
@@ -111,20 +104,10 @@ def test_labelling_view_shows_the_look_back_side_with_the_same_three_choices(ser
     srv, _, made = served
     draw = made["draws"][0]
     with sync_api.sync_playwright() as p:
-        browser = _browser(p)
+        browser = chromium(p)
         try:
             page = browser.new_page(viewport={"width": 1360, "height": 1600})
-            failures: list[str] = []
-            page.on("pageerror", lambda e: failures.append(f"page error: {e}"))
-            page.on("response", lambda r: failures.append(f"{r.status} {r.url}") if r.status >= 500 else None)
-            page.goto(srv.url + "/")
-            page.fill("#labels-token", "test-token")
-            page.dispatch_event("#labels-token", "change")
-            page.wait_for_selector(f"#labels-run option[value='{draw['run_id']}']", state="attached")
-            page.select_option("#labels-run", str(draw["run_id"]))
-            page.wait_for_selector("#labels-draw option", state="attached")
-            page.fill("#labels-annotator", "reader")
-            page.dispatch_event("#labels-annotator", "change")
+            failures = open_labelling_view(page, srv.url, draw["run_id"])
             page.wait_for_selector("#labels-card[data-ready='1'] #labels-before .candidate")
             page.wait_for_load_state("networkidle")
             idea_id = page.get_attribute("#labels-card", "data-idea")
