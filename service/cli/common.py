@@ -77,6 +77,18 @@ def stage_bar(bars: Any, stage: str) -> Callable[[int, int], None] | None:
     return lambda done, total: bars(stage, 1, total)
 
 
+def runs_option(run: str, system: str | None) -> list[int]:
+    """Every run --run names, as every command reads it: a label shared by several systems names each one's run
+    (one with --system), else a numeric id; or exit naming the option."""
+    from service.runs import RunNotFound
+    from service.verify import run_ids_of
+
+    try:
+        return run_ids_of(ready_settings().db_path, run, system)
+    except RunNotFound as exc:
+        fail(f"--run: {exc.text('--system SYSTEM')}")
+
+
 def current_index(settings: Settings) -> "tuple[LoadedIndex, Embedder]":
     """The current index version and the model that built it, or exit saying what to do."""
     from indexing.embedders import load_embedder

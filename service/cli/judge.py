@@ -9,7 +9,7 @@ from rich.table import Table
 from indexing.db import session_scope
 from indexing.llm import ModelUnavailable
 from service.cli.common import (
-    JsonOpt, console, fail, print_json, progress_bars, ready_settings, say, stage_bar,
+    JsonOpt, console, fail, print_json, progress_bars, ready_settings, runs_option, say, stage_bar,
 )
 from service.judges import import_judge_scores
 from service.rejections import ImportRejected
@@ -18,7 +18,7 @@ from service.judging import innoeval, pairwise, pointwise, prompts
 from service.judging.backends import BACKENDS, Judge, make_judge
 from service.metrics.parsing import InputFileError, MetricsInputError, read_records
 from service.runs import RunNotFound
-from service.verify import run_id_of, run_ids_of
+from service.verify import run_id_of
 
 app = typer.Typer(help="LLM-judge scores of stored ideas.", no_args_is_help=True)
 
@@ -83,14 +83,6 @@ def _run_id(run: str, system: str | None) -> int:
         fail(f"--run: {exc.text('--system SYSTEM')}")
 
 
-def _run_ids(run: str, system: str | None) -> list[int]:
-    """Every run --run names: a label shared by several systems names each one's run (one with --system)."""
-    try:
-        return run_ids_of(ready_settings().db_path, run, system)
-    except RunNotFound as exc:
-        fail(f"--run: {exc.text('--system SYSTEM')}")
-
-
 @app.command("prompts")
 def prompts_(json_out: bool = JsonOpt) -> None:
     """The judge's prompt versions (the default first)."""
@@ -119,7 +111,7 @@ def run_(run: str = RunOpt, system: str | None = SystemOpt, backend: str = Backe
     report (judge, ideas, new_calls, invalid per dimension, ...), or {"runs": [...]} for several prompts or runs
     (a label several systems share)."""
     settings = ready_settings()
-    run_ids = _run_ids(run, system)
+    run_ids = runs_option(run, system)
     versions = []
     for name in dict.fromkeys(prompt):
         try:
@@ -157,7 +149,7 @@ def export(run: str = RunOpt, system: str | None = SystemOpt,
            json_out: bool = JsonOpt) -> None:
     """Write a run's scores by a judge as the JSONL `hindsight judge import` reads (a lossless round trip)."""
     settings = ready_settings()
-    run_ids = _run_ids(run, system)
+    run_ids = runs_option(run, system)
     rows: list[dict] = []
     empty = 0
     with session_scope(settings.db_path) as session:
@@ -195,7 +187,7 @@ def pairs(run: str = RunOpt, system: str | None = SystemOpt,
     if within is not None and within != "topic":
         fail(f"--within: only topic is known, got {within!r}")
     # a file's pairs are one run's idea ids
-    run_ids = [_run_id(run, system)] if pairs_file is not None else _run_ids(run, system)
+    run_ids = [_run_id(run, system)] if pairs_file is not None else runs_option(run, system)
     chosen: dict[int, list] = {}
     try:
         for run_id in run_ids:
@@ -240,7 +232,7 @@ def audit(judges: list[str] = typer.Option(..., "--judge", help="Two judges' sto
     """Per dimension, overall and per run: flips of the verdicts at the cut, rank agreement, the mean shift,
     invalid and missing counts per side, the prompt versions, bootstrap intervals."""
     settings = ready_settings()
-    run_ids = list(dict.fromkeys(i for r in runs or [] for i in _run_ids(r, system)))
+    run_ids = list(dict.fromkeys(i for r in runs or [] for i in runs_option(r, system)))
     try:
         with session_scope(settings.db_path) as session:
             result = audits.audit(session, judges=judges, runs=run_ids or None,

@@ -4,10 +4,9 @@ import typer
 
 from indexing.matcher.verifier import VerifierUnavailable, make_verifier, registries, rule_for
 from service.cli.common import (
-    JsonOpt, console, fail, print_json, progress_bars, ready_settings, stage_bar,
+    JsonOpt, console, fail, print_json, progress_bars, ready_settings, runs_option, stage_bar,
 )
-from service.runs import RunNotFound
-from service.verify import run_ids_of, verify_run
+from service.verify import verify_run
 
 
 def verify(run: str = typer.Option(..., "--run", help="Run id, or label (every system's run with it, or one with "
@@ -21,11 +20,9 @@ def verify(run: str = typer.Option(..., "--run", help="Run id, or label (every s
     kept beside them). Every verdict is cached, so a killed run resumes and a second run makes no new calls."""
     settings = ready_settings()
     top_k = top or settings.verifier_top_k
+    ids = runs_option(run, system)
     try:
-        run_ids = run_ids_of(settings.db_path, run, system)
         found = make_verifier(verifier, settings)
-    except RunNotFound as exc:
-        fail(f"--run: {exc.text('--system SYSTEM')}")
     except VerifierUnavailable as exc:
         fail(str(exc))
     if found is None:
@@ -33,7 +30,7 @@ def verify(run: str = typer.Option(..., "--run", help="Run id, or label (every s
              "HINDSIGHT_VERIFIER_URL and HINDSIGHT_VERIFIER_MODEL and pass --verifier openai")
     reports = []
     with progress_bars(not json_out) as bars:
-        for run_id in run_ids:
+        for run_id in ids:
             reports.append(verify_run(
                 settings.db_path, run_id, verifier=found, top_k=top_k,
                 rules=lambda version: rule_for(found.revision, version, registries(settings)),
