@@ -68,19 +68,14 @@ def idea_score(idea_id: str, d: Decision, *, rows: list[dict], impacts: WindowIm
     hybrid = d.p_realised is not None or d.verdicts is not None  # two decisions: the hybrid matcher's or verified
     impact, lo = impacts.impact, impacts.window.lo  # read here, not through impacts.of: shape reads no version
     matches = []
-    for j, pos in enumerate(d.positions):
+    for j, (pos, shared) in enumerate(zip(d.positions, decided_fields(d))):
         paper = rows[pos]
         realised = bool(d.realised[j])
         matches.append(MatchOut(
             paper_id=paper["paper_id"], title=paper["title"], venue=paper["venue"], year=paper["year"],
-            citations=paper["citations"], similarity=_r(d.similarity[j]), impact=float(impact[pos - lo]),
+            citations=paper["citations"], impact=float(impact[pos - lo]),
             above_threshold=realised, realised=realised if hybrid else None,
-            p_realised=_r(d.p_realised[j]) if d.p_realised is not None else None,
-            p_direction=_r(d.p_direction[j]) if d.p_direction is not None else None,
-            p_method=_r(d.p_method[j]) if d.p_method is not None else None,
-            direction=bool(d.direction[j]) if d.direction is not None else None,
-            evidence=EvidenceOut(**ev) if d.evidence and (ev := d.evidence[j]) is not None else None,
-            **_verdict(d, j)))
+            direction=bool(d.direction[j]) if d.direction is not None else None, **shared))
     n = sum(m.above_threshold for m in matches)
     score = max((m.impact for m in matches if m.above_threshold), default=0.0)
     verified = d.verdicts is not None
@@ -92,6 +87,22 @@ def idea_score(idea_id: str, d: Decision, *, rows: list[dict], impacts: WindowIm
         direction_score=max((m.impact for m in matches if m.direction), default=0.0) if hybrid else None,
         embedding_score=max((m.impact for m in embedded), default=0.0) if verified else None,
         embedding_n_matches=len(embedded) if verified else None)
+
+
+def decided_fields(d: Decision) -> list[dict]:
+    """Per match of a decision, the fields the answers of both sides of the cutoff share (the shaping twin of
+    scoring.decision_columns): similarity, the matcher's probabilities, evidence and the verifier's reading."""
+    k = len(d.positions)
+    similarity = _rounded(d.similarity, k)
+    p_r, p_d, p_m = (_rounded(v, k) for v in (d.p_realised, d.p_direction, d.p_method))
+    return [{"similarity": similarity[j], "p_realised": p_r[j], "p_direction": p_d[j], "p_method": p_m[j],
+             "evidence": EvidenceOut(**ev) if d.evidence and (ev := d.evidence[j]) is not None else None,
+             **_verdict(d, j)} for j in range(k)]
+
+
+def _rounded(values: np.ndarray | None, k: int) -> list:
+    """Each value rounded as the answer gives it, converted in one pass (None for each when the matcher has none)."""
+    return [None] * k if values is None else [round(x, 6) for x in np.asarray(values, dtype=np.float64).tolist()]
 
 
 def _verdict(d: Decision, j: int) -> dict:

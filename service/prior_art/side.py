@@ -5,7 +5,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-import numpy as np
 
 from indexing.embedders import Embedder
 from indexing.matcher.corpus import CorpusView, view_of
@@ -15,7 +14,8 @@ from indexing.matcher.verifier.step import VerifierStep
 from indexing.versions import LoadedIndex
 from service.prior_art.classes import AFTER_KNOWLEDGE, BEFORE_KNOWLEDGE, UNKNOWN, summary
 from service.prior_art.window import LookBack, lookback_window
-from service.schemas import EvidenceOut, IdeaScoreOut, PriorArtMatchOut, PriorArtOut, ScoringContext, VerdictOut
+from service.matching import decided_fields
+from service.schemas import IdeaScoreOut, PriorArtMatchOut, PriorArtOut, ScoringContext
 
 
 @dataclass(frozen=True)
@@ -66,39 +66,20 @@ def prior_art_of(d: Decision, *, rows: list[dict], forward: IdeaScoreOut,
     """One idea's look-back answer from the matcher's decision on the window's papers. The matches are built
     without validation (model_construct): every value is made here with its type, and this runs for K papers of
     every idea scored."""
-    k = len(d.positions)
     realised = [bool(x) for x in d.realised]
     direction = [bool(x) for x in d.direction] if d.direction is not None else realised
-    verified = d.verdicts is not None and d.embedding_realised is not None
-    similarity = [round(x, 6) for x in np.asarray(d.similarity, dtype=np.float64).tolist()]
-    p_r, p_d, p_m = (_rounded(v, k) for v in (d.p_realised, d.p_direction, d.p_method))
     known = knowledge_cutoff.isoformat() if knowledge_cutoff is not None else None
     matches: list[PriorArtMatchOut] = []
-    for j, pos in enumerate(d.positions):
+    for j, (pos, shared) in enumerate(zip(d.positions, decided_fields(d))):
         paper = rows[pos]
         published = str(paper["publication_date"])[:10]  # ISO dates compare as text
-        verdict = d.verdicts[j] if verified and d.verdicts is not None else None
         matches.append(PriorArtMatchOut.model_construct(
             paper_id=paper["paper_id"], title=paper["title"], venue=paper["venue"], year=paper["year"],
-            publication_date=published, citations=paper["citations"], similarity=similarity[j],
+            publication_date=published, citations=paper["citations"],
             realised=realised[j], direction=realised[j] or direction[j],
             period=None if known is None else BEFORE_KNOWLEDGE if published < known  # type: ignore[arg-type]
             else AFTER_KNOWLEDGE,
-            p_realised=p_r[j], p_direction=p_d[j], p_method=p_m[j],
-            evidence=EvidenceOut(**ev) if d.evidence and (ev := d.evidence[j]) is not None else None,
-            verifier=VerdictOut(p_direction=_r(verdict.p_direction), p_realised=_r(verdict.p_realised),
-                                source=verdict.source) if verdict else None,
-            embedding_realised=bool(d.embedding_realised[j]) if verified and d.embedding_realised is not None
-            else None,
-            embedding_direction=bool(d.embedding_direction[j]) if verified and d.embedding_direction is not None
-            else None))
+            **shared))
     return PriorArtOut.model_construct(**summary(matches, forward, knowledge_declared=known is not None),
                                        matches=matches)
 
-
-def _rounded(values: np.ndarray | None, k: int) -> list[float | None]:
-    return [None] * k if values is None else [round(x, 6) for x in np.asarray(values, dtype=np.float64).tolist()]
-
-
-def _r(value: float | np.floating) -> float:
-    return round(float(value), 6)
