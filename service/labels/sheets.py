@@ -18,9 +18,6 @@ FIELDS = ("draw", "system", "run", "position", "idea_id", "side", "rank", "paper
           "similarity", "title", "evidence_sentence", "abstract", "problem", "method", "text")
 # the columns import reads; the others are there to be read by whoever labels
 KEYS = {"draw", "idea_id", "side", "paper_id", "label", "annotator"}
-# which side of the cutoff a candidate is on: after it (the forward matches) or before it (the look-back side, prior
-# art; rows only for ideas scored with it)
-SIDES = ("after", "before")
 FORMATS = ("jsonl", "csv")
 
 

@@ -250,8 +250,8 @@ def _sheet_row(line: int, row: dict, annotator: str | None, ideas: _Ideas, bad,
         ok = False
     side = row.get("side")
     side = (side.strip().lower() if isinstance(side, str) else side) or "after"
-    if side not in sheets.SIDES:
-        bad(line, "side", f"expected {' or '.join(sheets.SIDES)}, got {str(row.get('side'))[:40]!r}")
+    if side not in sides.SIDES:
+        bad(line, "side", f"expected {' or '.join(sides.SIDES)}, got {str(row.get('side'))[:40]!r}")
         ok = False
     who = row.get("annotator") or annotator
     who_ok = _text(who, 128)
