@@ -276,20 +276,20 @@ def direction_prior_art_vs(novelty: dict[str, float], scored: Path) -> dict:
     realised-level prior art, of which this corpus has none: this is the direction-level companion, computed here
     from the score answer and the judge's scores."""
     import numpy as np
-    from scipy.stats import spearmanr
+
+    from service.analyses.stats import spearman
 
     pairs = [(float(bool(i["prior_art"]["direction_before"])), novelty[i["id"]])
              for i in json.loads(scored.read_text())["ideas"] if i["id"] in novelty]
     if len(pairs) < 4:
         return {"n": len(pairs), "rho": None}
     x, y = (np.array(v) for v in zip(*pairs))
-    rho, p = spearmanr(x, y)
-    if not np.isfinite(rho):
+    corr = spearman(x, y)
+    if corr["rho"] is None:
         return {"n": len(x), "had_direction_prior_art": int(x.sum()), "rho": None}
-    half = 1.959964 * np.sqrt((1 + rho ** 2 / 2) / (len(x) - 3))
-    return {"n": len(x), "had_direction_prior_art": int(x.sum()), "rho": float(rho), "p": float(p),
-            "ci": [float(np.tanh(np.arctanh(rho) - half)), float(np.tanh(np.arctanh(rho) + half))],
-            "mean_novelty_with": float(y[x == 1].mean()), "mean_novelty_without": float(y[x == 0].mean())}
+    return {"n": corr["n"], "had_direction_prior_art": int(x.sum()), "rho": corr["rho"], "p": corr["p"],
+            "ci": corr["ci"], "mean_novelty_with": float(y[x == 1].mean()),
+            "mean_novelty_without": float(y[x == 0].mean())}
 
 
 def judge_novelty(home: Path, judge: str) -> dict[str, float]:

@@ -78,3 +78,24 @@ def test_nothing_realised_before_is_a_failed_check_not_a_pass(script):
     out = script.count_checks(ideas, got)
     assert out["realised_by_matcher"]["n"] == 0
     assert out["checks"]["realised_anticipated_before"]["value"] is None and not out["passed"]
+
+
+def test_the_direction_level_correlation_is_the_analyses_spearman_with_its_interval(script, tmp_path):
+    import json
+
+    from service.analyses.stats import spearman
+
+    had = [True, True, True, False, False, False, False, True]
+    novelty = [2.0, 3.0, 1.0, 8.0, 7.0, 9.0, 6.0, 4.0]
+    scored = tmp_path / "score.json"
+    scored.write_text(json.dumps({"ideas": [{"id": f"i{n}", "prior_art": {"direction_before": h}}
+                                            for n, h in enumerate(had)] + [{"id": "unrated", "prior_art": {
+                                                "direction_before": True}}]}))
+    out = script.direction_prior_art_vs({f"i{n}": v for n, v in enumerate(novelty)}, scored)
+    expected = spearman([float(h) for h in had], novelty)
+    assert (out["n"], out["had_direction_prior_art"]) == (8, 4)
+    assert out["rho"] == expected["rho"] < 0 and out["ci"] == expected["ci"] and out["p"] == expected["p"]
+    assert out["ci"][0] < out["rho"] < out["ci"][1]
+    assert (out["mean_novelty_with"], out["mean_novelty_without"]) == (2.5, 7.5)
+    few = script.direction_prior_art_vs({"i0": 1.0, "i1": 2.0, "i2": 3.0}, scored)
+    assert few == {"n": 3, "rho": None}
