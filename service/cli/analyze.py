@@ -254,11 +254,14 @@ def _labelled(run, system, by, level, cutoff, until, pool, confidence, predictor
                               _fmt(k["precision"], 2), _fmt(k["recall"], 2))
         console.print(c)
     for k in answer["agreement"]["annotators"]:
-        console.print(f"{k['a']} vs {k['b']} on {k['ideas']} ideas: pair kappa {_fmt(k['pair']['kappa'], 2)} "
-                      f"({k['pair']['agree']} of {k['pair']['n']} agree); idea kappa realised "
-                      f"{_fmt(k['idea']['realised']['kappa'], 2)}, "
-                      f"direction {_fmt(k['idea']['direction']['kappa'], 2)}",
-                      highlight=False)
+        console.print(kappa_line(k), highlight=False)
+
+
+def kappa_line(k: dict) -> str:
+    """Two annotators' agreement (Cohen's kappa) on one line."""
+    return (f"{k['a']} vs {k['b']} on {k['ideas']} ideas: pair kappa {_fmt(k['pair']['kappa'], 2)} "
+            f"({k['pair']['agree']} of {k['pair']['n']} agree); idea kappa realised "
+            f"{_fmt(k['idea']['realised']['kappa'], 2)}, direction {_fmt(k['idea']['direction']['kappa'], 2)}")
 
 
 @app.command("correlations")

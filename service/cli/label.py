@@ -157,6 +157,7 @@ def suggest(draws: list[int] = typer.Option(..., "--draw", min=1, help="The draw
     """Ask a model the labelling question for each candidate of the draws (answers cached: a rerun asks nothing
     twice) and store its answers as the model's annotator; print its agreement (Cohen's kappa) with the others."""
     from indexing.llm import ModelUnavailable
+    from service.cli.analyze import kappa_line
     from service.judging.backends import BACKENDS, make_judge
     from service.labels.suggest import suggest as suggest_labels
 
@@ -183,13 +184,6 @@ def suggest(draws: list[int] = typer.Option(..., "--draw", min=1, help="The draw
                       f"{report.ideas} ideas; {report.invalid} answers unreadable (left unlabelled); "
                       f"{report.new_calls} new calls, {report.cached} from the cache", highlight=False)
         for k in report.agreement:
-            console.print(f"{k['a']} vs {k['b']} on {k['ideas']} ideas: pair kappa {_kappa(k['pair']['kappa'])} "
-                          f"({k['pair']['agree']} of {k['pair']['n']} agree); idea kappa realised "
-                          f"{_kappa(k['idea']['realised']['kappa'])}, direction "
-                          f"{_kappa(k['idea']['direction']['kappa'])}", highlight=False)
+            console.print(kappa_line(k), highlight=False)
     if report.stopped:
         fail(f"stopped with {report.left} candidates left: {report.stopped}; rerun to resume", 3)
-
-
-def _kappa(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2f}"
