@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from indexing.models import Idea, Score
 from service.prior_art.models import PriorArt, PriorArtMatch
+from service.prior_art.window import window_dict
 from service.scoring import decision_columns, evidence_of, match_verdict_of
 from service.schemas import IdeaIn, IdeaScoreOut, PriorArtMatchOut, PriorArtOut, ScoringContext
 
@@ -96,10 +97,9 @@ def prior_art_out(row: PriorArt) -> PriorArtOut:
 
 def window_of(row: PriorArt) -> dict:
     """A stored look-back side's window, as the answer's `lookback_window` gives it."""
-    return {"start": row.start.isoformat() if row.start else None, "end": row.end.isoformat(),
-            "requested_start": row.requested_start.isoformat(), "lookback_days": row.lookback_days,
-            "clipped": row.clipped, "papers": row.papers, "status": row.status,
-            "knowledge_cutoff": row.knowledge_cutoff.isoformat() if row.knowledge_cutoff else None}
+    return window_dict(start=row.start, end=row.end, requested_start=row.requested_start,
+                       lookback_days=row.lookback_days, clipped=row.clipped, papers=row.papers, status=row.status,
+                       knowledge_cutoff=row.knowledge_cutoff)
 
 
 def stored_prior_art(session: Session, score_ids: Sequence[int]) -> dict[int, PriorArt]:

@@ -33,10 +33,19 @@ class LookBack:
 
     def as_dict(self) -> dict:
         """The answer's `lookback_window` block."""
-        return {"start": self.window.start.isoformat() if self.window else None, "end": self.end.isoformat(),
-                "requested_start": self.requested_start.isoformat(), "lookback_days": self.lookback_days,
-                "clipped": self.clipped, "papers": self.papers, "status": self.status,
-                "knowledge_cutoff": self.knowledge_cutoff.isoformat() if self.knowledge_cutoff else None}
+        return window_dict(start=self.window.start if self.window else None, end=self.end,
+                           requested_start=self.requested_start, lookback_days=self.lookback_days,
+                           clipped=self.clipped, papers=self.papers, status=self.status,
+                           knowledge_cutoff=self.knowledge_cutoff)
+
+
+def window_dict(*, start: date | None, end: date, requested_start: date, lookback_days: int, clipped: bool,
+                papers: int, status: str, knowledge_cutoff: date | None) -> dict:
+    """The answer's `lookback_window` block, of a live request's window or a stored one."""
+    return {"start": start.isoformat() if start else None, "end": end.isoformat(),
+            "requested_start": requested_start.isoformat(), "lookback_days": lookback_days, "clipped": clipped,
+            "papers": papers, "status": status,
+            "knowledge_cutoff": knowledge_cutoff.isoformat() if knowledge_cutoff else None}
 
 
 def lookback_window(loaded: LoadedIndex, cutoff: date, days: int, *,
