@@ -315,6 +315,15 @@ def _check_repeats(pairs: list[_Pair], bad) -> None:
         first.setdefault(key, p)
 
 
+def _upsert(session: Session, rows: list[dict[str, Any]]) -> None:
+    """Insert labels, replacing one another writer stored meanwhile for the same idea, paper and annotator."""
+    if rows:
+        stmt = insert(Label)
+        session.execute(stmt.on_conflict_do_update(index_elements=["idea_pk", "paper_id", "annotator"],
+                                                   set_={"label": stmt.excluded.label,
+                                                         "updated_at": stmt.excluded.updated_at}), rows)
+
+
 def import_labels(session: Session, data: bytes, *, name: str, fmt: str = "auto", run: str | None = None,
                   system: str | None = None, annotator: str | None = None) -> ImportReport:
     """Validate the whole file, then upsert every label in one transaction; any fault writes nothing."""
@@ -333,17 +342,19 @@ def import_labels(session: Session, data: bytes, *, name: str, fmt: str = "auto"
             existing[(lab.idea_pk, lab.paper_id, lab.annotator)] = lab
         drawn |= set(session.scalars(select(DrawIdea.idea_pk).where(DrawIdea.idea_pk.in_(chunk))))
     now = utcnow()
+    new: list[dict[str, Any]] = []
     for p in unique:
         old = existing.get((p.idea_pk, p.paper_id, p.annotator))
         if old is None:
-            session.add(Label(idea_pk=p.idea_pk, paper_id=p.paper_id, annotator=p.annotator, label=p.label,
-                              created_at=p.time or now, updated_at=p.time or now))
+            new.append(dict(idea_pk=p.idea_pk, paper_id=p.paper_id, annotator=p.annotator, label=p.label,
+                            created_at=p.time or now, updated_at=p.time or now))
             report.inserted += 1
         elif old.label != p.label or (p.time is not None and _aware(old.updated_at) != p.time):
             old.label, old.updated_at = p.label, p.time or now
             report.updated += 1
         else:
             report.unchanged += 1
+    _upsert(session, new)
     session.commit()
     report.labels = len(unique)
     report.written = True
@@ -382,10 +393,8 @@ def write_label(session: Session, *, run: str, idea_id: str, paper_id: str, labe
         raise LabelError(e.field, e.message, 404 if e.field in ("run", "idea_id", "paper_id") else 422)
     p = pairs[0]
     now = utcnow()
-    session.execute(insert(Label).values(idea_pk=p.idea_pk, paper_id=p.paper_id, annotator=p.annotator,
-                                         label=p.label, created_at=now, updated_at=now)
-                    .on_conflict_do_update(index_elements=["idea_pk", "paper_id", "annotator"],
-                                           set_={"label": p.label, "updated_at": now}))
+    _upsert(session, [dict(idea_pk=p.idea_pk, paper_id=p.paper_id, annotator=p.annotator, label=p.label,
+                           created_at=now, updated_at=now)])
     session.commit()
     return {"idea_pk": p.idea_pk, "idea_id": idea_id, "paper_id": p.paper_id, "annotator": p.annotator,
             "label": p.label, "time": now.isoformat()}
