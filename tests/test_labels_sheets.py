@@ -111,6 +111,7 @@ def test_the_cli_writes_csv_and_jsonl_sheets(settings, run_cli_here, tmp_path):
     with TestClient(create_app(settings)) as c:
         sheet = c.get(f"/v1/labels/draws/{ids[0]}/sheet", params={"format": "csv", "candidates": 3})
         assert sheet.status_code == 200 and sheet.headers["content-type"].startswith("text/csv")
+        assert sheet.content.startswith("\ufeff".encode())  # downloaded and opened in Excel: read as UTF-8
         assert len(list(csv.DictReader(io.StringIO(sheet.text)))) == 2 * 3
         assert c.get("/v1/labels/draws/999/sheet").status_code == 404
 

@@ -112,8 +112,7 @@ def export(run: str | None = typer.Option(None, "--run", help="The run's labels 
     what = f"{len(rows)} rows ({len({(r['draw'], r['idea_id']) for r in rows})} ideas) to label" if draws \
         else f"{len(rows)} labels"
     if out:
-        # a BOM, so that a spreadsheet opening the file reads it as UTF-8
-        out.write_text(text, encoding="utf-8-sig" if fmt == "csv" else "utf-8", newline="")
+        out.write_text(text, encoding="utf-8", newline="")
         console.print(f"wrote {what} to {out}", highlight=False)
     else:
         typer.echo(text, nl=False)

@@ -53,8 +53,10 @@ def to_jsonl(rows: list[dict]) -> str:
 
 
 def to_csv(rows: list[dict]) -> str:
-    """The rows as CSV with a header, as spreadsheets write it (quoted where needed, CRLF line ends)."""
+    """The rows as CSV with a header, as spreadsheets write it as 'CSV UTF-8' (a BOM, quoted where needed, CRLF line
+    ends): without the BOM, Excel opening the file reads it in the machine's legacy code page."""
     out = io.StringIO()
+    out.write("\ufeff")
     writer = csv.DictWriter(out, fieldnames=FIELDS, extrasaction="ignore")
     writer.writeheader()
     writer.writerows(rows)
