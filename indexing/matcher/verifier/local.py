@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from indexing.llm.keys import weights_key
-from indexing.llm.probe import checked_model
+from indexing.llm.probe import local_model
 from indexing.llm.runtime import LlamaRuntime
 from indexing.llm.worker import ModelProcess
 from indexing.matcher.verifier import prompts
@@ -19,12 +19,6 @@ from indexing.settings import Settings
 def revision_of(sha256: str) -> str:
     """The local verifier's revision for a model file: its hash and the prompt version."""
     return f"local:{weights_key(sha256)}:{prompts.PROMPT_VERSION}"
-
-
-def _local(settings: Settings) -> tuple[Path, dict[str, Any]]:
-    """The local verifier's model file, probed on this machine, and its options."""
-    path, sha = checked_model(settings)
-    return path, {"sha256": sha, "threads": settings.verifier_threads, "ctx": settings.verifier_ctx}
 
 
 class LocalVerifier(LlamaRuntime):
@@ -42,7 +36,7 @@ class LocalVerifier(LlamaRuntime):
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "LocalVerifier":
-        path, options = _local(settings)
+        path, options = local_model(settings)
         return cls(path, **options)
 
     def _idea(self, idea: str) -> list[int]:
@@ -87,24 +81,16 @@ class LocalVerifier(LlamaRuntime):
             return out
 
 
-class VerifierProcess:
+class VerifierProcess(ModelProcess):
     """The local verifier in a worker process (indexing.llm.worker), for the server's jobs: a native crash fails the
     job with its error and the server keeps serving."""
 
     name = "local"
 
     def __init__(self, settings: Settings) -> None:
-        path, options = _local(settings)  # a missing file or a failed probe is answered before a worker starts
-        self._process = ModelProcess(LocalVerifier, (path,), options, names=("revision",), what="the local verifier")
-        self.revision: str = self._process.attrs["revision"]
+        path, options = local_model(settings)  # a missing file or a failed probe is answered before a worker starts
+        super().__init__(LocalVerifier, (path,), options, names=("revision",), what="the local verifier")
+        self.revision: str = self.attrs["revision"]
 
     def judge(self, idea: str, papers: Sequence[Paper]) -> list[Verdict]:
-        return list(self._process.call("judge", idea, list(papers)))
-
-    @property
-    def pid(self) -> int | None:
-        """The worker's process id."""
-        return self._process.pid
-
-    def close(self) -> None:
-        self._process.close()
+        return list(self.call("judge", idea, list(papers)))
