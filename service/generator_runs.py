@@ -72,10 +72,8 @@ def score_run(settings: Settings, *, loaded: LoadedIndex, embedder: Embedder, re
     for start in range(0, len(ideas), BATCH):
         batch = ideas[start:start + BATCH]
         facets = [facets_of(embedder, problem=i.problem, method=i.method, text=i.text) for i in batch]
-        counts = vectors = None
-        if before is not None and before.view is not None:  # both sides read one tokenisation and one encode
-            counts = token_counts(embedder, facets)
-            vectors = embed(embedder, facets, view.matcher, counts)
+        counts = token_counts(embedder, facets)  # both sides read one tokenisation and one encode
+        vectors = embed(embedder, facets, view.matcher, counts)
         decisions = decide(facets, view=view, embedder=embedder, top_k=k, with_evidence=True,
                            verifier=verifier, vectors=vectors, counts=counts)
         shaped = shape(batch, decisions, view=view, impacts=plan.impacts)
