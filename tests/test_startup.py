@@ -5,6 +5,7 @@ import inspect
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -32,6 +33,21 @@ def loaded_after(code: str, home, *args: str) -> dict:
                           text=True, timeout=120)
     line = next(x for x in proc.stderr.splitlines() if x.startswith("STARTUP "))
     return {**json.loads(line.removeprefix("STARTUP ")), "stdout": proc.stdout, "code": proc.returncode}
+
+
+def encoded_in_child(backend: str, export_dir, texts: list[str], tmp_path) -> tuple[dict, Any]:
+    """The texts encoded by MiniLM on `backend` in a child Python: what it imported (loaded_after) and its vectors."""
+    import numpy as np
+
+    code = ("import sys, json\nfrom pathlib import Path\nfrom indexing.embedders.minilm import MiniLMEmbedder\n"
+            "e = MiniLMEmbedder(backend=sys.argv[1], export_dir=Path(sys.argv[2]))\n"
+            "texts = json.loads(Path(sys.argv[3]).read_text())\n"
+            "Path(sys.argv[4]).write_bytes(e.encode(texts).tobytes())\n")
+    (tmp_path / "texts.json").write_text(json.dumps(texts))
+    found = loaded_after(code, tmp_path, backend, str(export_dir), str(tmp_path / "texts.json"),
+                         str(tmp_path / "vectors"))
+    vectors = np.frombuffer((tmp_path / "vectors").read_bytes(), dtype=np.float32) if found["code"] == 0 else None
+    return found, vectors
 
 
 def test_help_imports_no_command_module_and_no_heavy_library(tmp_path):
@@ -146,16 +162,10 @@ def test_openvino_int8_encodes_without_torch_the_vectors_it_gave_with_transforme
     assert np.array_equal(warmed.encode(texts), ours)
     assert (xml.parent / "compiled").is_dir() and any((xml.parent / "compiled").iterdir())
 
-    code = ("import sys, json\nfrom pathlib import Path\nfrom indexing.embedders.minilm import MiniLMEmbedder\n"
-            "e = MiniLMEmbedder(backend='openvino-int8', export_dir=Path(sys.argv[1]))\n"
-            "texts = json.loads(Path(sys.argv[2]).read_text())\n"
-            "Path(sys.argv[3]).write_bytes(e.encode(texts).tobytes())\n")
-    (tmp_path / "texts.json").write_text(json.dumps(texts))
-    found = loaded_after(code, tmp_path, str(ir_dir), str(tmp_path / "texts.json"), str(tmp_path / "vectors"))
+    found, child = encoded_in_child("openvino-int8", ir_dir, texts, tmp_path)
     assert found["code"] == 0
     assert not {"torch", "transformers", "sentence_transformers", "nncf"} & set(found["heavy"])
-    child = np.frombuffer((tmp_path / "vectors").read_bytes(), dtype=np.float32).reshape(ours.shape)
-    assert np.array_equal(child, ours)
+    assert np.array_equal(child.reshape(ours.shape), ours)
 
 
 def test_the_stop_words_are_scikit_learns():
@@ -222,15 +232,9 @@ def test_onnx_int8_loads_its_saved_optimised_graph_with_the_same_vectors(ir_dir,
     assert np.array_equal(in_memory.encode(texts), ours)
     assert np.array_equal(in_memory.encode(texts[:3]), ours[:3])  # the wide session, a request's few texts
 
-    code = ("import sys, json\nfrom pathlib import Path\nfrom indexing.embedders.minilm import MiniLMEmbedder\n"
-            "e = MiniLMEmbedder(backend='onnx-int8', export_dir=Path(sys.argv[1]))\n"
-            "texts = json.loads(Path(sys.argv[2]).read_text())\n"
-            "Path(sys.argv[3]).write_bytes(e.encode(texts).tobytes())\n")
-    (tmp_path / "texts.json").write_text(json.dumps(texts))
-    found = loaded_after(code, tmp_path, str(ir_dir), str(tmp_path / "texts.json"), str(tmp_path / "vectors"))
+    found, child = encoded_in_child("onnx-int8", ir_dir, texts, tmp_path)
     assert found["code"] == 0 and not {"transformers", "sentence_transformers"} & set(found["heavy"])
-    child = np.frombuffer((tmp_path / "vectors").read_bytes(), dtype=np.float32).reshape(ours.shape)
-    assert np.array_equal(child, ours)
+    assert np.array_equal(child.reshape(ours.shape), ours)
 
 
 @pytest.mark.server  # a child process of several seconds: the fast step keeps only the --help guard
