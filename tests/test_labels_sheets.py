@@ -90,6 +90,12 @@ def test_a_sheet_is_read_back_as_a_spreadsheet_saves_it(settings):
     # each record spans two physical lines (the abstract's line break): header, then rows at lines 3, 5, 7, ...
     assert {(5, "label"), (7, "side"), (9, "idea_id"), (13, "draw")} <= found
     assert any("no draw 99" in e.message for e in exc.value.report.errors)
+    # the JSONL sheet written back as one JSON array (pandas' to_json(orient="records")): the error says what to write
+    with session_scope(settings.db_path) as s:
+        with pytest.raises(ImportRejected) as exc:
+            import_labels(s, json.dumps(rows).encode(), name="sheet.json", annotator="sheet")
+    (error,) = exc.value.report.errors
+    assert (error.line, error.field) == (1, "<json>") and "one object per line (JSON Lines" in error.message
 
 
 def test_the_cli_writes_csv_and_jsonl_sheets(settings, run_cli_here, tmp_path):

@@ -229,7 +229,9 @@ def _rows(text: str, fmt: str, bad):
             yield line, None
             continue
         if not isinstance(row, dict):
-            bad(line, "<json>", "not a JSON object")
+            bad(line, "<json>", "not a JSON object" + (
+                ": a JSON array of rows; import reads one object per line (JSON Lines, as pandas writes with "
+                "to_json(orient='records', lines=True))" if isinstance(row, list) else ""))
             yield line, None
             continue
         yield line, row
