@@ -97,10 +97,14 @@ def _sessionmaker(db_path: Path) -> "sessionmaker[Session]":
 
 
 @contextmanager
-def session_scope(db_path: Path) -> "Iterator[Session]":
-    """One transaction: committed on success, rolled back on any error."""
+def session_scope(db_path: Path, *, immediate: bool = False) -> "Iterator[Session]":
+    """One transaction: committed on success, rolled back on any error. immediate: it takes the write lock before its
+    first read (BEGIN IMMEDIATE), so what it reads cannot change before it writes; without it, the driver begins
+    the transaction at the first write and the reads before it see other writers' commits come and go."""
     session = _sessionmaker(db_path)()
     try:
+        if immediate:
+            session.connection().exec_driver_sql("BEGIN IMMEDIATE")
         yield session
         session.commit()
     except BaseException:

@@ -193,7 +193,7 @@ def ingest_bytes(data: bytes, name: str, *, db_path: Path, fmt: str = "auto", sk
         report.rejected = report.read - report.duplicates  # the file is refused: every record not merged with
         report.check()                                      # another is refused with it; `errors` lists why
         raise IngestRejected(report)
-    with session_scope(db_path) as session:
+    with session_scope(db_path, immediate=True) as session:  # another file's same papers cannot land meanwhile
         for rec in records:
             outcome = upsert(session, rec, citations_at)
             setattr(report, outcome, getattr(report, outcome) + 1)
