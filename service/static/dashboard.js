@@ -4,6 +4,8 @@
 const $ = (id) => document.getElementById(id);
 const QUADRANT_ORDER = ["true_positive", "hidden_gem", "overhyped", "true_negative"];
 const JUDGE_DIMENSIONS = ["novelty", "feasibility", "impact", "overall", "interestingness", "novel"];
+// the prior-art classes (known ones), in the order the systems panel and the estimates list them
+const CLASS_NAMES = ["anticipated", "recalled", "already_published", "unrealised"];
 const state = { pages: {}, colours: {}, judges: [] };
 const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
 

@@ -1,5 +1,5 @@
 // Labelling view (one drawn idea at a time, each choice written at once) and the estimates panel (matcher,
-// labels_only and ppi with their intervals). Uses el, $, fmt, getJSON from dashboard.js.
+// labels_only and ppi with their intervals). Uses el, $, fmt, getJSON, CLASS_NAMES from dashboard.js.
 "use strict";
 
 const lab = { item: null, selected: 0, drawId: null, seq: 0 };
@@ -200,7 +200,6 @@ async function labNewDraw() {
 }
 
 const ESTIMATE_METRICS = ["realised_rate", "direction_rate", "mean_score"];
-const ESTIMATE_CLASSES = ["anticipated", "recalled", "already_published", "unrealised"];
 const ci = (e) => (!e || e.value === null ? "–" : `${fmt(e.value)} [${fmt(e.ci[0])}, ${fmt(e.ci[1])}]`);
 
 async function labEstimates() {
@@ -227,7 +226,7 @@ async function labEstimates() {
     el("td", {}, g[m].small_sample.small ? "small sample: pseudo-counts" : ""))));
   // the prior-art classes at the Decision control's level, from ideas labelled on both sides of the cutoff
   const level = $("level").value === "direction" ? "direction" : "realised";
-  const classRows = answer.groups.flatMap((g) => (g.classes && g.classes.known ? ESTIMATE_CLASSES : []).map((c) => {
+  const classRows = answer.groups.flatMap((g) => (g.classes && g.classes.known ? CLASS_NAMES : []).map((c) => {
     const e = g.classes[level][c];
     return el("tr", { "data-group": g.group, "data-metric": `class:${c}` },
       el("td", {}, g.group), el("td", {}, `${c.replace("_", " ")} (${level})`), el("td", { class: "num" }, fmt(e.matcher)),

@@ -1,9 +1,9 @@
 // Prior art on the dashboard: an idea's papers on both sides of the cutoff on one timeline (the cutoff and the
-// knowledge cutoff marked), its look-back list, and the four classes per system. Uses el, $, fmt, pct from dashboard.js.
+// knowledge cutoff marked), its look-back list, and the four classes per system. Uses el, $, fmt, pct, CLASS_NAMES
+// from dashboard.js.
 "use strict";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
-const CLASS_NAMES = ["anticipated", "recalled", "already_published", "unrealised"];
 const CLASS_TEXT = {
   anticipated: "realised after the cutoff, not before",
   recalled: "realised both before and after",
