@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from service.analyses.selection import number
 from service.analyses.stats import bootstrap_mean_ci, compare_samples, spearman_rows
 from service.judges import DIMENSIONS
-from service.prior_art.classes import ANTICIPATED, CLASSES, LEVELS, UNKNOWN
+from service.prior_art.classes import CLASSES, LEVELS, UNKNOWN, anticipation
 from service.prior_art.store import load_prior_art
 
 HAD_PRIOR_ART = "had prior art (a realised match in the look-back window before the cutoff)"
@@ -47,7 +47,8 @@ def newcombe(k_a: int, n_a: int, k_b: int, n_b: int, confidence: float) -> list[
 def anticipation_scores(part: pd.DataFrame, level: str) -> pd.Series:
     """Per idea with a known class: its score when anticipated at the level, else 0."""
     known = part[part[f"class_{level}"].isin(CLASSES)]
-    return known["score"].where(known[f"class_{level}"] == ANTICIPATED, 0.0).astype(float)
+    return pd.Series([anticipation(score, cls) for score, cls in zip(known["score"], known[f"class_{level}"])],
+                     index=known.index, dtype=float)
 
 
 def group_prior_art(part: pd.DataFrame, *, level: str, confidence: float, n_resamples: int, seed: int,

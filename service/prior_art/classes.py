@@ -4,7 +4,7 @@ cutoff, so no idea is ever called new for want of papers."""
 
 from collections.abc import Sequence
 from datetime import date
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 ANTICIPATED = "anticipated"  # after, not before
 RECALLED = "recalled"  # both
@@ -15,8 +15,10 @@ CLASSES = (ANTICIPATED, RECALLED, ALREADY_PUBLISHED, UNREALISED)
 ALL_CLASSES = (*CLASSES, UNKNOWN)
 LEVELS = ("realised", "direction")
 
-BEFORE_KNOWLEDGE = "before_knowledge_cutoff"  # the generator could have read it
-AFTER_KNOWLEDGE = "after_knowledge_cutoff"  # published between the knowledge cutoff and the scoring cutoff
+Day = TypeVar("Day", date, str)  # a date, or its ISO text
+Period = Literal["before_knowledge_cutoff", "after_knowledge_cutoff"]
+BEFORE_KNOWLEDGE: Period = "before_knowledge_cutoff"  # the generator could have read it
+AFTER_KNOWLEDGE: Period = "after_knowledge_cutoff"  # published between the knowledge cutoff and the scoring cutoff
 
 
 def class_of(after: bool, before: bool | None) -> str:
@@ -28,9 +30,9 @@ def class_of(after: bool, before: bool | None) -> str:
     return ALREADY_PUBLISHED if before else UNREALISED
 
 
-def period_of(published: date, knowledge_cutoff: date | None) -> str | None:
+def period_of(published: Day, knowledge_cutoff: Day | None) -> Period | None:
     """Where a paper before the scoring cutoff lies against the system's declared knowledge cutoff (None: none
-    declared)."""
+    declared); both dates, or both ISO strings, which compare alike."""
     if knowledge_cutoff is None:
         return None
     return BEFORE_KNOWLEDGE if published < knowledge_cutoff else AFTER_KNOWLEDGE

@@ -12,7 +12,7 @@ from indexing.matcher.decide import Decision, FacetVectors, decide
 from indexing.matcher.facets import IdeaFacets
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.versions import LoadedIndex
-from service.prior_art.classes import AFTER_KNOWLEDGE, BEFORE_KNOWLEDGE, UNKNOWN, summary
+from service.prior_art.classes import UNKNOWN, period_of, summary
 from service.prior_art.window import LookBack, lookback_window
 from service.matching import decided_fields
 from service.schemas import IdeaScoreOut, PriorArtMatchOut, PriorArtOut, ScoringContext
@@ -77,9 +77,7 @@ def prior_art_of(d: Decision, *, rows: list[dict], forward: IdeaScoreOut,
             paper_id=paper["paper_id"], title=paper["title"], venue=paper["venue"], year=paper["year"],
             publication_date=published, citations=paper["citations"],
             realised=realised[j], direction=realised[j] or direction[j],
-            period=None if known is None else BEFORE_KNOWLEDGE if published < known  # type: ignore[arg-type]
-            else AFTER_KNOWLEDGE,
-            **shared))
+            period=period_of(published, known), **shared))
     return PriorArtOut.model_construct(**summary(matches, forward, knowledge_declared=known is not None),
                                        matches=matches)
 
