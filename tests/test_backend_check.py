@@ -109,6 +109,28 @@ def test_an_explicit_backend_refuses_unless_overridden(faulty, faulty_bf16, capl
     assert any("used anyway" in r.getMessage() for r in caplog.records)
 
 
+def test_a_backend_known_to_fail_here_is_not_loaded_again(faulty, faulty_bf16, monkeypatch):
+    """Its cached verdict is read by the revision before the backend is built: auto skips it and an explicit choice
+    refuses it without loading its model at every start (a failing openvino-int8 compiled a copy per core first)."""
+    auto = faulty.model_copy(update={"minilm_backend": "auto"})
+    load_embedder("minilm", auto)  # probed here, or by an earlier test of this module
+    built: list[str] = []
+    real = minilm.MiniLMEmbedder
+
+    def counted(**kwargs):
+        built.append(kwargs["backend"])
+        return real(**kwargs)
+
+    monkeypatch.setattr(minilm, "MiniLMEmbedder", counted)
+    again = load_embedder("minilm", auto)
+    assert again.backend == "torch" and again.backend_check["skipped"][0]["backend"] == "torch-bf16"
+    with pytest.raises(check.BackendCheckFailed, match=f"input length {BAD}"):
+        load_embedder("minilm", faulty.model_copy(update={"minilm_backend": "torch-bf16"}))
+    assert built == ["torch"]
+    assert minilm.revision("torch-bf16") == faulty_bf16.revision  # what the verdict is read by
+    assert minilm.revision("torch") == again.revision
+
+
 def test_a_second_start_probes_nothing(checks, monkeypatch, caplog):
     named = checks.model_copy(update={"minilm_backend": "torch-bf16"})
     first = load_embedder("minilm", named).backend_check  # probed here, or by an earlier test of this module

@@ -1,5 +1,7 @@
 """Embedder registry: one factory picks a model by key."""
 
+from collections.abc import Callable
+
 from indexing.embedders.base import Embedder, join
 from indexing.settings import Settings
 
@@ -36,7 +38,10 @@ def load_embedder(key: str, settings: Settings, *, theta: float | None = None, b
         return build(requested)
     from indexing.embedders import check as backend_check
 
-    return backend_check.checked(key, requested, settings, build, lambda: auto_order(key, settings.device))
+    revision: Callable[[str], str] | None = None  # SPECTER2's revision needs its folders resolved: loaded first
+    if key == "minilm":
+        from indexing.embedders.minilm import revision
+    return backend_check.checked(key, requested, settings, build, lambda: auto_order(key, settings.device), revision)
 
 
 def auto_order(key: str, device: str) -> list[str]:

@@ -238,10 +238,20 @@ def setting_name(model: str) -> str:
     return f"HINDSIGHT_{model.upper()}_BACKEND"
 
 
+def _known_failure(model: str, backend: str, settings: Any, revision: Callable[[str], str] | None) -> dict | None:
+    """The failing verdict this machine holds for the backend, read before its embedder is loaded."""
+    if revision is None or backend == REFERENCE:
+        return None
+    found = cached(model, backend, revision(backend), settings)
+    return found if found is not None and found["verdict"] == "fail" else None
+
+
 def checked(model: str, requested: str, settings: Any, build: Callable[[str], Embedder],
-            order: Callable[[], list[str]]) -> Embedder:
+            order: Callable[[], list[str]], revision: Callable[[str], str] | None = None) -> Embedder:
     """The embedder of the requested backend if it passes this machine's check; `auto` tries order() in turn (fp32
-    torch, the reference, always passes). The verdict is on the embedder as `backend_check`."""
+    torch, the reference, always passes). The verdict is on the embedder as `backend_check`. revision(backend): the
+    revision its embedder will have, where known without loading it, so that a backend known to fail here is skipped
+    (or refused) without a load at every start."""
     explicit = requested != "auto"
     candidates = [requested] if explicit else order()
     reference: list[Embedder] = []
@@ -253,17 +263,21 @@ def checked(model: str, requested: str, settings: Any, build: Callable[[str], Em
 
     skipped: list[dict] = []
     for backend in candidates:
-        embedder: Any = fp32() if backend == REFERENCE else build(backend)
-        found = (cached(model, backend, embedder.revision, settings) if backend == REFERENCE
-                 else verdict(embedder, settings, fp32))
-        assert found is not None
-        if found["verdict"] != "fail":
-            embedder.backend_check = {**shown(found), **({"skipped": skipped} if skipped else {})}
-            return embedder
+        embedder: Any = None
+        found = _known_failure(model, backend, settings, revision)
+        if found is None:
+            embedder = fp32() if backend == REFERENCE else build(backend)
+            found = (cached(model, backend, embedder.revision, settings) if backend == REFERENCE
+                     else verdict(embedder, settings, fp32))
+            assert found is not None
+            if found["verdict"] != "fail":
+                embedder.backend_check = {**shown(found), **({"skipped": skipped} if skipped else {})}
+                return embedder
         message = failure(found)
         if explicit:
             if getattr(settings, "allow_failed_backend", False):
                 log.warning("%s; used anyway (HINDSIGHT_ALLOW_FAILED_BACKEND is set)", message)
+                embedder = embedder or build(backend)
                 embedder.backend_check = {**shown(found), "overridden": True}
                 return embedder
             raise BackendCheckFailed(

