@@ -99,12 +99,12 @@ def _sessionmaker(db_path: Path) -> "sessionmaker[Session]":
 @contextmanager
 def session_scope(db_path: Path, *, immediate: bool = False) -> "Iterator[Session]":
     """One transaction: committed on success, rolled back on any error. immediate: it takes the write lock before its
-    first read (BEGIN IMMEDIATE), so what it reads cannot change before it writes; without it, the driver begins
-    the transaction at the first write and the reads before it see other writers' commits come and go."""
+    first read (write_lock); without it, the driver begins the transaction at the first write, and the reads before
+    it see other writers' commits come and go."""
     session = _sessionmaker(db_path)()
     try:
         if immediate:
-            session.connection().exec_driver_sql("BEGIN IMMEDIATE")
+            write_lock(session)
         yield session
         session.commit()
     except BaseException:
@@ -112,6 +112,14 @@ def session_scope(db_path: Path, *, immediate: bool = False) -> "Iterator[Sessio
         raise
     finally:
         session.close()
+
+
+def write_lock(session: "Session") -> None:
+    """Begin the session's transaction with the write lock (BEGIN IMMEDIATE) unless it has begun one, so that what it
+    reads next cannot change before it writes: a check-then-insert stays right with other writers at work."""
+    connection = session.connection()
+    if not getattr(connection.connection.dbapi_connection, "in_transaction", False):
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 class DatabaseBusy(RuntimeError):

@@ -10,6 +10,7 @@ from typing import Literal, get_args
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from indexing.db import write_lock
 from indexing.models import Idea, JudgeScore, Run
 from service.rejections import ImportRejected, ImportReportBase, RowError
 
@@ -193,6 +194,7 @@ def import_judge_scores(session: Session, data: bytes, *, name: str, fmt: str = 
     report, rows = validate_judge_file(session, data, name=name, fmt=fmt, system=system, run=run)
     if report.errors:
         raise ImportRejected(report)
+    write_lock(session)  # a file imported twice at once: the second finds the first's rows and updates them
     existing = {(j.idea_pk, j.judge): j for j in session.scalars(
         select(JudgeScore).where(JudgeScore.idea_pk.in_({r.idea_pk for r in rows})))}
     for row in rows:

@@ -6,6 +6,7 @@ from datetime import date, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from indexing.db import write_lock
 from indexing.models import System
 from indexing.versions import LoadedIndex
 from indexing.windows import Window, WindowError, WindowImpact, iso_day
@@ -39,6 +40,7 @@ def set_system(session: Session, *, name: str, knowledge_cutoff: str | date, mod
     if model is not None and not _encodable(model):
         raise SystemInputError("model", "contains invalid Unicode (an unpaired surrogate escape)")
     cutoff = _day(knowledge_cutoff, "knowledge_cutoff")
+    write_lock(session)  # two first declarations of one name at once: the second finds the first's row
     row = session.get(System, name)
     if row is None:
         row = System(name=name, knowledge_cutoff=cutoff, model=model)
