@@ -28,6 +28,16 @@ def test_an_avx2_cpu_gets_nothing_it_lacks() -> None:
     assert all(v == "OFF" for k, v in got.items() if "AVX512" in k or "AMX" in k or k == "GGML_AVX_VNNI")
 
 
+def test_an_avx_vnni_cpu_without_avx512_gets_avx_vnni_alone() -> None:
+    """Alder Lake class: AVX-VNNI (-mavxvnni, 256-bit) without any AVX-512 option; Sandy Bridge class: AVX alone."""
+    got = options(cmake_args((AVX2_ONLY + " avx_vnni").split()))
+    assert got["GGML_AVX_VNNI"] == got["GGML_AVX2"] == "ON"
+    assert all(v == "OFF" for k, v in got.items() if "AVX512" in k or "AMX" in k)
+    old = options(cmake_args("fpu sse2 sse4_1 sse4_2 avx".split()))
+    assert old["GGML_AVX"] == old["GGML_SSE42"] == "ON"
+    assert all(v == "OFF" for k, v in old.items() if k not in ("GGML_AVX", "GGML_SSE42"))
+
+
 def test_avx512f_alone_is_not_llama_cpps_avx512() -> None:
     """llama.cpp's GGML_AVX512 compiles with -mavx512cd/vl/dq/bw too: a CPU with only avx512f must not get it."""
     got = options(cmake_args((AVX2_ONLY + " avx512f avx512_vnni").split()))
