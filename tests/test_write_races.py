@@ -1,6 +1,7 @@
 """Check-then-insert writers that meet another writer of the same rows: a system declared twice at once, a judge file
-imported twice at once. The second reads only after the first has committed (write_lock), so it updates the rows the
-first inserted instead of failing on their unique key (a 500 over HTTP)."""
+imported twice at once, two draws of one run. The second reads only after the first has committed (write_lock), so it
+updates the rows the first inserted, or draws from what it left, instead of failing on their unique key (a 500 over
+HTTP)."""
 
 import json
 import threading
@@ -11,6 +12,8 @@ from sqlalchemy import event, func, select
 from indexing.db import get_engine, session_scope
 from indexing.models import JudgeScore, System
 from service.judges import import_judge_scores
+from service.labels.draws import draw
+from service.labels.models import DrawIdea
 from service.systems import set_system
 from tests.factories import labels_store
 
@@ -68,3 +71,14 @@ def test_a_judge_file_imported_twice_at_once(settings):
     assert (got["first"].inserted, got["second"].unchanged) == (4, 4)  # type: ignore[attr-defined]
     with session_scope(settings.db_path) as s:
         assert s.scalar(select(func.count()).select_from(JudgeScore).where(JudgeScore.judge == "twice")) == 4
+
+
+def test_two_draws_of_one_run_at_once_are_disjoint(settings):
+    labels_store(settings.home)
+    got = interleave(settings.db_path, lambda s: draw(s, run="r1", n=3, seed=2), "label_draws")
+    first, second = got["first"], got["second"]
+    assert isinstance(first, dict) and isinstance(second, dict) and len(first["draws"]) == len(second["draws"]) >= 2
+    for a, b in zip(first["draws"], second["draws"], strict=True):  # the same seed: only what was left differs
+        assert not set(a["ideas"]) & set(b["ideas"]) and b["available"] == a["available"] - a["n"]
+    with session_scope(settings.db_path) as s:
+        assert s.scalar(select(func.count()).select_from(DrawIdea)) == sum(d["n"] for d in first["draws"]) * 2

@@ -5,16 +5,13 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from indexing.db import write_lock
 from indexing.models import Idea, Run, Score
 from service.labels.candidates import candidates_of, lookback_candidates_of
 from service.labels.models import Draw, DrawIdea, Label
 from service.runs import RunNotFound, runs_named
-
-
-DRAW_ATTEMPTS = 5
 
 
 class LabelError(ValueError):
@@ -46,15 +43,7 @@ def draw(session: Session, *, run: str, n: int, seed: int | None = None, system:
     seed = secrets.randbelow(2**32) if seed is None else int(seed)
     if not 0 <= seed < 2**32:
         raise LabelError("seed", f"must be in 0..{2**32 - 1}, got {seed}")
-    for _ in range(DRAW_ATTEMPTS):
-        try:
-            return _draw(session, run=run, n=n, seed=seed, system=system)
-        except IntegrityError:  # another draw of the run took some of the ideas read as left: draw from the rest
-            session.rollback()
-    raise LabelError("run", f"other draws of {run!r} kept taking the same ideas at the same time; try again", 409)
-
-
-def _draw(session: Session, *, run: str, n: int, seed: int, system: str | None) -> dict:
+    write_lock(session)  # another draw of the run at once: this one reads what the other left
     rng = np.random.default_rng(seed)
     made = []
     for stratum in runs_of(session, run, system):
