@@ -13,7 +13,6 @@ import hashlib
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from typing import Any
 from indexing.embedders.cpu import cpu_flags
 from indexing.llm.errors import ModelUnavailable
 from indexing.llm.model_files import model_file
+from indexing.llm.worker import signal_name
 from indexing.settings import Settings
 
 REFS = Path(__file__).with_name("probe_refs.json")
@@ -95,13 +95,6 @@ def _store(cache: Path, name: str, entry: dict) -> None:
     os.replace(partial, cache)
 
 
-def _signal_name(code: int) -> str:
-    try:
-        return signal.Signals(-code).name
-    except ValueError:
-        return f"signal {-code}"
-
-
 def _system_info(stderr: str) -> str:
     lines = [line for line in stderr.splitlines() if line.startswith("system info:")]
     return lines[-1].removeprefix("system info:").strip() if lines else ""
@@ -121,7 +114,7 @@ def run_probe(path: Path, sha256: str, *, refs: Path = REFS, command: list[str] 
     info = _system_info(done.stderr)
     if done.returncode != 0:
         last = done.stderr.strip().splitlines()[-1:] or ["no message"]
-        how = (f"crashed with {_signal_name(done.returncode)}" if done.returncode < 0
+        how = (f"crashed with {signal_name(done.returncode)}" if done.returncode < 0
                else f"failed (exit {done.returncode}: {last[0]})")
         hint = ("; llama.cpp's system info reports AMX_INT8 = 1, the path that crashes on this CPU: rebuild it "
                 "without AMX with scripts/setup.sh (docs/llm.md)") if "AMX_INT8 = 1" in info else ""

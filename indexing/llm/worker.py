@@ -18,6 +18,14 @@ from indexing.llm.errors import ModelUnavailable
 STOP = None  # what the caller sends to end the worker
 
 
+def signal_name(code: int) -> str:
+    """The signal that ended a process, from its negative exit code (-11: SIGSEGV)."""
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
 def _attrs(obj: object, names: Sequence[str]) -> dict[str, Any]:
     return {n: getattr(obj, n) for n in names}
 
@@ -98,10 +106,7 @@ class ModelProcess:
         if code is None:
             how = "stopped answering"
         elif code < 0:
-            try:
-                how = f"died with {signal.Signals(-code).name}"
-            except ValueError:
-                how = f"died with signal {-code}"
+            how = f"died with {signal_name(code)}"
         else:
             how = f"exited with status {code}"
         return (f"the process running {self._what} (pid {self._process.pid}) {how} while {doing}; "
