@@ -46,34 +46,26 @@ def runs_exist(session: Session, *, system: str | None, run: str | None) -> bool
 
 
 def find_run(session: Session, ref: str, system: str | None = None) -> Run:
-    """A run by numeric id, or by label (with system when the label is ambiguous)."""
-    if ref.isascii() and ref.isdigit() and int(ref) < 2**63:  # '²' is a digit to isdigit(); SQLite ints are 64-bit
-        run = session.get(Run, int(ref))
-        if run:
-            return run
-    query = select(Run).where(Run.label == ref)
-    if system:
-        query = query.where(Run.system == system)
-    runs = session.scalars(query).all()
-    if not runs:
-        raise RunNotFound(ref, system)
+    """The one run a reference names (runs_named); a label several systems share needs `system`."""
+    runs = runs_named(session, ref, system)
     if len(runs) > 1:
         raise RunNotFound(ref, system, [r.system for r in runs])
     return runs[0]
 
 
 def runs_named(session: Session, ref: str, system: str | Sequence[str] | None = None) -> list[Run]:
-    """Every run a reference names, as every command reads --run: a label names each system's run with it (or
-    only those of `system`, one name or several), else a numeric run id names that run."""
+    """Every run a reference names, as every command and endpoint reads it: a numeric run id names that run (the
+    dashboard and the API's answers name runs by id, so an id wins over a label of the same digits), else a label
+    names each system's run with it (or only those of `system`, one name or several)."""
     systems = [system] if isinstance(system, str) else list(system or ())
+    if ref.isascii() and ref.isdigit() and int(ref) < 2**63:  # '²' is a digit to isdigit(); SQLite ints are 64-bit
+        run = session.get(Run, int(ref))
+        if run is not None and (not systems or run.system in systems):
+            return [run]
     query = select(Run).where(Run.label == ref)
     if systems:
         query = query.where(Run.system.in_(systems))
     found = list(session.scalars(query.order_by(Run.system, Run.id)))
-    if not found and ref.isascii() and ref.isdigit() and int(ref) < 2**63:
-        run = session.get(Run, int(ref))
-        if run is not None and (not systems or run.system in systems):
-            found = [run]
     if not found:
         raise RunNotFound(ref, ", ".join(systems) or None)
     return found

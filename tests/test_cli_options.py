@@ -50,3 +50,24 @@ def test_the_http_judge_audit_takes_a_run_label_two_systems_share(settings):
         assert both.status_code == 200 and both.json()["ideas"] == 8, both.text
         one = c.get("/v1/judging/audit", params=[("judge", "a"), ("judge", "b"), ("run", "1")])
         assert one.json()["ideas"] == 4
+
+
+def test_a_run_id_names_that_run_everywhere_though_another_runs_label_has_its_digits(settings, run_cli_here):
+    """The dashboard names runs by id (its labelling view posts run=<id>): a run whose label is another run's id must
+    not take that id's place, in the labels endpoints as in the run endpoints and the CLI."""
+    from indexing.db import session_scope
+    from indexing.models import Run
+
+    labels_store(settings.home, per_system=4)  # run 1 (sys-a) and run 2 (sys-b), both labelled r1
+    with session_scope(settings.db_path) as s:
+        s.get(Run, 2).label = "1"
+        s.commit()
+    with TestClient(create_app(settings)) as c:
+        assert c.get("/v1/runs/1/scores").json()["system"] == "sys-a"
+        status = c.get("/v1/labels/status", params={"run": "1"}).json()
+        assert [st["run_id"] for st in status["strata"]] == [1]
+        made = c.post("/v1/labels", headers={"Authorization": "Bearer test-token"}, json={
+            "run": "1", "idea_id": "sys-a-000", "paper_id": "sys-a-000-c1", "label": "none", "annotator": "me"})
+        assert made.status_code == 200, made.text
+    res = run_cli_here("label", "status", "--run", "1", "--json")
+    assert [st["run_id"] for st in json.loads(res.stdout)["strata"]] == [1]
