@@ -7,12 +7,13 @@ from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
 from indexing.matcher.corpus import view_of
+from indexing.matcher.verifier.base import Verdict
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.models import Idea, Match, Run, Score, utcnow
 from indexing.versions import LoadedIndex
 from service.matching import answer_context
 from service.prior_art.models import PriorArtMatch
-from service.schemas import IdeaIn, IdeaScoreOut, MatchOut, PriorArtMatchOut, ScoringContext
+from service.schemas import IdeaIn, IdeaScoreOut, MatchOut, PriorArtMatchOut, ScoringContext, VerdictOut
 from service.systems import WindowPlan
 
 
@@ -24,10 +25,15 @@ def decision_columns(m: MatchOut | PriorArtMatchOut) -> dict:
                 evidence_sentence=m.evidence.sentence if m.evidence else None,
                 problem_sentence=m.evidence.problem_sentence if m.evidence else None,
                 shared_terms=m.evidence.shared_terms if m.evidence else None,
-                verifier_p_direction=m.verifier.p_direction if m.verifier else None,
-                verifier_p_realised=m.verifier.p_realised if m.verifier else None,
-                verifier_source=m.verifier.source if m.verifier else None,
-                embedding_realised=m.embedding_realised, embedding_direction=m.embedding_direction)
+                **verdict_columns(m.verifier), embedding_realised=m.embedding_realised,
+                embedding_direction=m.embedding_direction)
+
+
+def verdict_columns(verdict: Verdict | VerdictOut | None) -> dict:
+    """The verifier's columns of a stored match of either side (all None: no verifier read it)."""
+    return dict(verifier_p_direction=verdict.p_direction if verdict else None,
+                verifier_p_realised=verdict.p_realised if verdict else None,
+                verifier_source=verdict.source if verdict else None)
 
 
 def evidence_of(m: Match | PriorArtMatch) -> dict | None:

@@ -22,6 +22,7 @@ from indexing.matcher.verifier.step import IdeaCandidates, Verified, verify_idea
 from indexing.models import Idea, Paper, Run, Score
 from service.prior_art.reverify import apply_lookback_verified, lookback_candidates
 from service.runs import find_run, runs_named
+from service.scoring import verdict_columns
 
 
 @dataclass
@@ -71,9 +72,8 @@ def apply_verified(score: Score, result: Verified, *, revision: str, top_k: int)
             m.embedding_direction = m.direction
         m.above_threshold = m.realised = is_r
         m.direction = is_d
-        m.verifier_p_direction = verdict.p_direction if verdict else None
-        m.verifier_p_realised = verdict.p_realised if verdict else None
-        m.verifier_source = verdict.source if verdict else None
+        for name, value in verdict_columns(verdict).items():
+            setattr(m, name, value)
     realised = [m for m in score.matches if m.above_threshold]
     directions = [m for m in score.matches if m.direction]
     score.score = max((m.impact for m in realised), default=0.0)

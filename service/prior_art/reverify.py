@@ -9,6 +9,7 @@ from indexing.matcher.verifier.step import IdeaCandidates, Verified
 from indexing.models import Paper, Score
 from service.prior_art.classes import summary
 from service.prior_art.models import PriorArt
+from service.scoring import verdict_columns
 
 
 def stored_lookback(session: Session, score_id: int) -> PriorArt | None:
@@ -39,9 +40,8 @@ def apply_lookback_verified(session: Session, score: Score, result: Verified | N
             if m.embedding_realised is None and prior.verifier is None:
                 m.embedding_realised, m.embedding_direction = m.realised, m.direction
             m.realised, m.direction = bool(is_r), bool(is_r or is_d)
-            m.verifier_p_direction = verdict.p_direction if verdict else None
-            m.verifier_p_realised = verdict.p_realised if verdict else None
-            m.verifier_source = verdict.source if verdict else None
+            for name, value in verdict_columns(verdict).items():
+                setattr(m, name, value)
         prior.verifier = revision
     if prior.status != "known":
         return  # unknown stays unknown: nothing before the cutoff was searched
