@@ -104,6 +104,14 @@ def test_an_index_with_nothing_before_the_cutoff_gives_unknown_with_a_warning(pl
     assert codes == ["prior_art_unknown"] and "not new" in done.context.warnings[0]["message"]
 
 
+def test_an_empty_lookback_inside_the_index_says_what_would_fill_it(planted, minilm):
+    """The index covers the window but no paper lies in it: rebuilding from an earlier date would change nothing."""
+    done = run(planted, minilm, "empty-inside", cutoff="2020-01-06", lookback_days=4, matcher="dense")
+    window, [warning] = done.context.lookback_window, done.context.warnings
+    assert window["status"] == "unknown" and not window["clipped"] and warning["code"] == "prior_art_unknown"
+    assert "index build --cutoff" not in warning["message"] and "ingest papers published then" in warning["message"]
+
+
 def test_a_lookback_past_the_index_start_is_clipped_and_says_so(planted, minilm):
     done = run(planted, minilm, "clipped", lookback_days=2000, matcher="dense")
     window = done.context.lookback_window

@@ -66,9 +66,11 @@ def lookback_window(loaded: LoadedIndex, cutoff: date, days: int, *,
         except WindowError:
             why = f"index {loaded.version} holds no paper published in {start}..{end}"
     if why:
+        remedy = (f"build the index from an earlier date (`hindsight index build --cutoff {requested}`) to see the "
+                  f"{days} days before the cutoff" if out.clipped else  # else it covers them: the store has none
+                  "ingest papers published then and rebuild, or look back further (lookback_days, --lookback-days)")
         out.warnings.append({"code": "prior_art_unknown", "message": (
-            f"{why}: every idea's prior-art class is unknown, not new; build the index from an earlier date "
-            f"(`hindsight index build --cutoff {requested}`) to see the {days} days before the cutoff")})
+            f"{why}: every idea's prior-art class is unknown, not new; {remedy}")})
     elif out.clipped:
         out.warnings.append({"code": "prior_art_clipped", "message": (
             f"the look-back window asked for starts {requested} ({days} days before the cutoff), but index "
