@@ -101,12 +101,18 @@ def chromium(playwright):
         "--disable-component-update", "--disable-sync", "--no-first-run"])
 
 
-def open_labelling_view(page, url: str, run_id: int, annotator: str = "reader") -> list[str]:
-    """The dashboard's labelling view on a run's draws as `annotator` (token test-token); the page's errors and 5xx
-    answers from then on gather in the list returned."""
+def page_failures(page) -> list[str]:
+    """A list the page's script errors and 5xx answers gather in from now on."""
     failures: list[str] = []
     page.on("pageerror", lambda e: failures.append(f"page error: {e}"))
     page.on("response", lambda r: failures.append(f"{r.status} {r.url}") if r.status >= 500 else None)
+    return failures
+
+
+def open_labelling_view(page, url: str, run_id: int, annotator: str = "reader") -> list[str]:
+    """The dashboard's labelling view on a run's draws as `annotator` (token test-token); the page's errors and 5xx
+    answers from then on gather in the list returned."""
+    failures = page_failures(page)
     page.goto(url + "/")
     page.fill("#labels-token", "test-token")
     page.dispatch_event("#labels-token", "change")

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.factories import PRIOR_ART_CUTOFF, prior_art_version
-from tests.helpers import CHROMIUM, ROOT, Server, chromium, open_labelling_view
+from tests.helpers import CHROMIUM, ROOT, Server, chromium, open_labelling_view, page_failures
 
 pytestmark = pytest.mark.server
 ARTIFACTS = ROOT / "test-artifacts"
@@ -53,9 +53,7 @@ def test_drill_down_shows_both_sides_on_one_timeline(served):
         browser = chromium(p)
         try:
             page = browser.new_page(viewport={"width": 1360, "height": 1400})
-            failures: list[str] = []
-            page.on("pageerror", lambda e: failures.append(f"page error: {e}"))
-            page.on("response", lambda r: failures.append(f"{r.status} {r.url}") if r.status >= 500 else None)
+            failures = page_failures(page)
             page.goto(srv.url + "/")
             # the systems panel: the four classes of the system, as the analysis gives them
             row = page.locator("#prior-art-classes tbody tr[data-group='gen']")
