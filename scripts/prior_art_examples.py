@@ -258,16 +258,12 @@ def air_example(home: Path, judge: bool) -> dict:
 
 
 def self_novelty() -> dict[str, float]:
-    """AI-Scientist's own novelty rating per idea id as `hindsight score` names them (TEMPLATE/Name, a repeated
-    Name as TEMPLATE/Name#INDEX)."""
-    ratings = {}
-    for path in sorted((GENERATORS / "ai-scientist").glob("*/ideas.json")):
-        seen: set[str] = set()
-        for i, r in enumerate(json.loads(path.read_text(encoding="utf-8"))):
-            key = f"{path.parent.name}/{r['Name']}"
-            ratings[f"{key}#{i}" if key in seen else key] = r.get("Novelty")
-            seen.add(key)
-    return {k: float(v) for k, v in ratings.items() if v is not None}
+    """AI-Scientist's own novelty rating per idea id, read by the reader `hindsight score` uses (the ratings it
+    stores as judge ai-scientist-self, under the same idea ids)."""
+    from service.ideas.reader import read_path
+
+    read = read_path(GENERATORS / "ai-scientist")
+    return {r.idea.id: float(r.ratings["novelty"]) for r in read.ideas if r.ratings.get("novelty") is not None}
 
 
 def direction_prior_art_vs(novelty: dict[str, float], scored: Path) -> dict:
