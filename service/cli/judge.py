@@ -63,14 +63,24 @@ SystemOpt = typer.Option(None, "--system", help="Only this system's run of the l
 
 
 def _judge(backend: str, prompt: str) -> tuple[Judge, prompts.PromptVersion]:
-    if backend not in BACKENDS:
-        fail(f"--backend: expected {' or '.join(BACKENDS)}, got {backend!r}")
+    check_backend(backend)
     try:
         version = prompts.get(prompt)
     except KeyError as exc:
         fail(f"--prompt: {exc.args[0]}")
+    return backend_judge(backend), version
+
+
+def check_backend(backend: str) -> None:
+    if backend not in BACKENDS:
+        fail(f"--backend: expected {' or '.join(BACKENDS)}, got {backend!r}")
+
+
+def backend_judge(backend: str) -> Judge:
+    """The model of a checked --backend (label suggest asks through the judge's backends too), or exit saying why
+    it cannot be had."""
     try:
-        return make_judge(backend, ready_settings()), version
+        return make_judge(backend, ready_settings())
     except ModelUnavailable as exc:
         fail(str(exc))
 

@@ -155,20 +155,15 @@ def suggest(draws: list[int] = typer.Option(..., "--draw", min=1, help="The draw
             json_out: bool = JsonOpt) -> None:
     """Ask a model the labelling question for each candidate of the draws (answers cached: a rerun asks nothing
     twice) and store its answers as the model's annotator; print its agreement (Cohen's kappa) with the others."""
-    from indexing.llm import ModelUnavailable
     from service.cli.analyze import kappa_line
-    from service.judging.backends import BACKENDS, make_judge
+    from service.cli.judge import backend_judge, check_backend
     from service.labels.suggest import suggest as suggest_labels
 
-    if backend not in BACKENDS:
-        fail(f"--backend: expected {' or '.join(BACKENDS)}, got {backend!r}")
+    check_backend(backend)
     if annotator is not None and not annotator.strip():
         fail("--annotator: give a name")
     settings = ready_settings()
-    try:
-        judge = make_judge(backend, settings)
-    except ModelUnavailable as exc:
-        fail(str(exc))
+    judge = backend_judge(backend)
     with progress_bars(not json_out) as bars:
         try:
             report = suggest_labels(settings.db_path, draws=draws, judge=judge, annotator=annotator,
