@@ -258,3 +258,29 @@ def test_verifying_a_stored_run_reads_both_sides_and_decides_the_classes_again(p
             assert prior.verifier == verifier.revision and prior.class_realised == RECALLED
             assert [m.verifier_p_realised is not None for m in prior.matches[:3]] == [True, True, False]
             assert prior.matches[2].embedding_realised is not None  # the embedding decision kept beside
+
+
+def test_a_runs_stored_prior_art_is_read_back_in_a_fixed_number_of_queries(planted, minilm):
+    from sqlalchemy import event
+
+    from service.runs import run_scores
+
+    settings, loaded, ideas = planted
+    score_run(settings, loaded=loaded, embedder=minilm, read=ReadResult.of([IdeaIn(**ideas["recalled"])]),
+              system="s", run="read-one", cutoff=PRIOR_ART_CUTOFF, matcher="dense")
+    run(planted, minilm, "read-all", matcher="dense")
+
+    def queries(label: str) -> int:
+        with session_scope(settings.db_path) as session:
+            found = find_run(session, label, "s")
+            seen: list[str] = []
+            listener = lambda *args: seen.append(args[2])  # noqa: E731 (before_cursor_execute's statement)
+            event.listen(session.get_bind(), "before_cursor_execute", listener)
+            try:
+                answer = run_scores(session, found)
+            finally:
+                event.remove(session.get_bind(), "before_cursor_execute", listener)
+            assert all(s["prior_art"] and s["prior_art"]["matches"] for s in answer["scores"])
+            return len(seen)
+
+    assert queries("read-all") == queries("read-one")  # the look-back matches of every score in one query
