@@ -1,6 +1,7 @@
 """Shared test helpers: the repository's paths, a real uvicorn server on loopback, and the CLI as a subprocess."""
 
 import os
+from collections.abc import Callable
 import socket
 import subprocess
 import sys
@@ -122,3 +123,46 @@ def open_labelling_view(page, url: str, run_id: int, annotator: str = "reader") 
     page.fill("#labels-annotator", annotator)
     page.dispatch_event("#labels-annotator", "change")
     return failures
+
+
+def interleave(db_path: Path, act: Callable[[], object], table: str) -> dict[str, object]:
+    """act() in a thread 'first'; as it is about to insert into table, the same act starts in 'second', and 'first'
+    waits (2 s at most) for 'second' to read the table: at once, unless 'first' holds the write lock. Returns each
+    thread's result, none of them an exception."""
+    import threading
+
+    from sqlalchemy import event
+
+    from indexing.db import get_engine
+
+    engine = get_engine(db_path)
+    second_read = threading.Event()
+    results: dict[str, object] = {}
+    threads: dict[str, threading.Thread] = {}
+
+    def run(name: str) -> None:
+        try:
+            results[name] = act()
+        except Exception as exc:  # noqa: BLE001 - the caller's assertion names it
+            results[name] = exc
+
+    def meanwhile(conn, cursor, statement, parameters, context, executemany) -> None:
+        who = threading.current_thread().name
+        if who == "second" and statement.lstrip().upper().startswith("SELECT") and table in statement:
+            second_read.set()
+        if who == "first" and statement.startswith(f"INSERT INTO {table}") and "second" not in threads:
+            threads["second"] = threading.Thread(target=run, args=("second",), name="second")
+            threads["second"].start()
+            second_read.wait(timeout=2)
+
+    event.listen(engine, "before_cursor_execute", meanwhile)
+    try:
+        threads["first"] = threading.Thread(target=run, args=("first",), name="first")
+        threads["first"].start()
+        threads["first"].join(60)
+        threads["second"].join(60)
+    finally:
+        event.remove(engine, "before_cursor_execute", meanwhile)
+    for name in ("first", "second"):
+        assert not isinstance(results[name], Exception), f"{name}: {results[name]!r}"
+    return results
