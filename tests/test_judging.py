@@ -15,7 +15,7 @@ from indexing.llm.runtime import CONTINUE_MIN
 from indexing.llm.model_files import file_sha256
 from indexing.models import Idea, JudgeRevision, JudgeScore, Run
 from indexing.settings import Settings
-from service.judging import pairwise, pointwise, prompts
+from service.judging import innoeval, pairwise, pointwise, prompts
 from service.judging.audit import AuditError, audit
 from service.judging.prompts import DIMENSIONS, PromptVersion
 from service.metrics import get_task, run_task
@@ -278,6 +278,22 @@ def test_pairs_in_both_orders_and_the_swap_flip_rate_is_the_metric_endpoints(loc
                                        "swap_flips": report.swap_flips, "swap_flip_rate": report.swap_flip_rate,
                                        "invalid": report.invalid}
     assert result["pairwise"]["b"] is None
+
+
+
+@needs_llama
+def test_innoeval_points_and_pairs_ask_each_text_once(local, settings):  # type: ignore[no-untyped-def]
+    papers = [{"paper_id": f"p{i}", "title": f"Paper {i}", "abstract": f"We study problem {i} with method {i}.",
+               "decision": decision} for i, decision in enumerate(["Accept (Oral)", "Reject", "Accept (Poster)"])]
+    points = innoeval.judge_points(settings.db_path, papers, judge=local, prompt=prompts.PAPER_V1)
+    assert (points["answered"], points["new_calls"], points["cached"]) == (3, 3, 0)
+    again = innoeval.judge_points(settings.db_path, papers, judge=local, prompt=prompts.PAPER_V1)
+    assert (again["new_calls"], again["cached"], again["rows"]) == (0, 3, points["rows"])
+    pairs = [{"paper_a": papers[0], "paper_b": papers[1], "preferred": "paper_a"}]
+    first = innoeval.judge_pairs(settings.db_path, pairs, judge=local, prompt=prompts.PAPER_V1)
+    assert (first["answered"], first["new_calls"], first["cached"]) == (1, 2, 0)  # both orders
+    second = innoeval.judge_pairs(settings.db_path, pairs, judge=local, prompt=prompts.PAPER_V1)
+    assert (second["new_calls"], second["cached"], second["rows"]) == (0, 2, first["rows"])
 
 
 # the audit against a hand count

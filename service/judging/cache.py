@@ -3,7 +3,7 @@ second run, or a run over a superset, asks nothing it has asked; each put is its
 keeps what it had."""
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from statistics import fmean
 
@@ -87,6 +87,15 @@ class AnswerCache:
                 JudgeAnswer.revision == revision, JudgeAnswer.task == task, JudgeAnswer.text_hash == key)).all()
             session.expunge_all()
             return {r.question: r for r in rows}
+
+    def answer(self, revision: str, task: str, key: str, question: str,
+               ask: Callable[[], Reading]) -> tuple[JudgeAnswer, bool]:
+        """The stored answer to one question, asked and stored first when there is none; and whether it was asked."""
+        have = self.get(revision, task, key)
+        if question in have:
+            return have[question], False
+        self.put(revision, task, key, {question: ask()})
+        return self.get(revision, task, key)[question], True
 
     def put(self, revision: str, task: str, key: str, readings: Mapping[str, Reading]) -> None:
         if not readings:

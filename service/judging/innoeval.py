@@ -30,16 +30,12 @@ def _paper(record: Mapping[str, Any], *, index: int, side: str | None = None) ->
 
 def _answer(cache: AnswerCache, judge: Judge, revision: str, task: str, prefix: str, question_key: str,
             question: str, prompt: PromptVersion, key: str, counts: dict[str, int]) -> tuple[str | None, Any]:
-    have = cache.get(revision, task, key)
-    if question_key not in have:
-        before = judge.calls
-        [reading] = judge.ask(prompt.tasks[task], prefix, [question])
-        counts["new_calls"] += judge.calls - before
-        cache.put(revision, task, key, {question_key: reading})
-        have = cache.get(revision, task, key)
-    else:
-        counts["cached"] += 1
-    return have[question_key].label, have[question_key]
+    before = judge.calls
+    answer, asked = cache.answer(revision, task, key, question_key,
+                                 lambda: judge.ask(prompt.tasks[task], prefix, [question])[0])
+    counts["new_calls"] += judge.calls - before
+    counts["cached"] += not asked
+    return answer.label, answer
 
 
 def _begin(db_path: Path, judge: Judge, prompt: PromptVersion) -> tuple[str, str, AnswerCache, dict[str, int]]:

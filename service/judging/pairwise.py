@@ -111,21 +111,16 @@ def judge_pairs(db_path: Path, run_id: int, *, judge: Judge, prompt: PromptVersi
     for done, (a, b) in enumerate(pairs, start=1):
         for first, second in ((a, b), (b, a)):
             key = text_hash(ideas[first][0], ideas[second][0])
-            have = cache.get(revision, "pair", key)
-            if QUESTION not in have:
-                before = judge.calls
-                try:
-                    [reading] = judge.ask(task, prompts.pair_prefix(ideas[first][0], ideas[second][0]),
-                                          [prompt.pair])
-                except ModelUnavailable as exc:
-                    report.stopped = str(exc)
-                    break
-                report.new_calls += judge.calls - before
-                cache.put(revision, "pair", key, {QUESTION: reading})
-                have = cache.get(revision, "pair", key)
-            else:
-                report.cached += 1
-            label = have[QUESTION].label
+            before = judge.calls
+            try:
+                answer, asked = cache.answer(revision, "pair", key, QUESTION, lambda: judge.ask(
+                    task, prompts.pair_prefix(ideas[first][0], ideas[second][0]), [prompt.pair])[0])
+            except ModelUnavailable as exc:
+                report.stopped = str(exc)
+                break
+            report.new_calls += judge.calls - before
+            report.cached += not asked
+            label = answer.label
             shown[f"{first}|{second}"] = {"A": first, "B": second}.get(label or "")
             report.invalid_answers += label is None
             answered += label is not None

@@ -104,21 +104,15 @@ def suggest(db_path: Path, *, draws: list[int], judge: Judge, candidates: int, a
         idea = prompts.idea_block(row["problem"] or None, row["method"] or None, row["text"] or None)
         paper = prompts.paper_text(row["title"], row["abstract"])
         key = text_hash(idea, paper)
-        have = cache.get(report.revision, TASK.name, key)
-        if QUESTION in have:
-            report.cached += 1
-        else:
-            before = judge.calls
-            try:
-                reading = judge.ask(TASK, f"Research idea:\n{idea}\n\n{prompts.paper_prefix(paper)}", [QUESTION],
-                                    seed=key)[0]
-            except ModelUnavailable as exc:
-                report.stopped, report.left = str(exc), len(rows) - done + 1
-                break
-            report.new_calls += judge.calls - before
-            cache.put(report.revision, TASK.name, key, {QUESTION: reading})
-            have = cache.get(report.revision, TASK.name, key)
-        answer = have[QUESTION]
+        before = judge.calls
+        try:
+            answer, asked = cache.answer(report.revision, TASK.name, key, QUESTION, lambda: judge.ask(
+                TASK, f"Research idea:\n{idea}\n\n{prompts.paper_prefix(paper)}", [QUESTION], seed=key)[0])
+        except ModelUnavailable as exc:
+            report.stopped, report.left = str(exc), len(rows) - done + 1
+            break
+        report.new_calls += judge.calls - before
+        report.cached += not asked
         if answer.label not in CHOICES:
             report.invalid += 1
         else:
