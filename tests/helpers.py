@@ -115,14 +115,24 @@ def open_labelling_view(page, url: str, run_id: int, annotator: str = "reader") 
     answers from then on gather in the list returned."""
     failures = page_failures(page)
     page.goto(url + "/")
+    # typed, then left, as a user does: the input's own change event (a change dispatched by hand before it would
+    # be followed by a second one, and a second load, at the first click elsewhere)
     page.fill("#labels-token", "test-token")
-    page.dispatch_event("#labels-token", "change")
+    page.locator("#labels-token").blur()
+    labels_idle(page)  # the page's own first listing of runs and draws
     page.wait_for_selector(f"#labels-run option[value='{run_id}']", state="attached")
     page.select_option("#labels-run", str(run_id))
+    labels_idle(page)
     page.wait_for_selector("#labels-draw option", state="attached")
     page.fill("#labels-annotator", annotator)
-    page.dispatch_event("#labels-annotator", "change")
+    page.locator("#labels-annotator").blur()
+    labels_idle(page)
     return failures
+
+
+def labels_idle(page) -> None:
+    """Waits until the labelling view has no load under way (an answer still on its way would redraw the card)."""
+    page.wait_for_function("document.querySelector('#labels-section').dataset.busy === '0'")
 
 
 def interleave(db_path: Path, act: Callable[[], object], table: str) -> dict[str, object]:

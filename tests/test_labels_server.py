@@ -19,7 +19,7 @@ from indexing.db import session_scope
 from indexing.settings import Settings
 from service.labels.models import Label
 from tests.factories import labels_store
-from tests.helpers import CHROMIUM, HINDSIGHT, ROOT, Server, chromium, clean_env, open_labelling_view
+from tests.helpers import CHROMIUM, HINDSIGHT, ROOT, Server, chromium, clean_env, labels_idle, open_labelling_view
 
 pytestmark = pytest.mark.server
 AUTH = {"Authorization": "Bearer test-token"}
@@ -112,7 +112,6 @@ def test_labelling_view_in_chromium_keeps_three_labelled_ideas_across_a_reload(t
                 page = browser.new_page(viewport={"width": 1360, "height": 1500})
                 failures = open_labelling_view(page, srv.url, run_id)
                 page.wait_for_selector("#labels-card[data-ready='1'] .candidate")
-                page.wait_for_load_state("networkidle")
                 page.click("#labels-card h3")  # the keys label only outside the form's inputs
                 labelled = []
                 # idea 1: keyboard: candidate 2 direction, then none of these for the rest
@@ -157,5 +156,51 @@ def test_labelling_view_in_chromium_keeps_three_labelled_ideas_across_a_reload(t
                                                       params={"run": "r1"}).text.splitlines()]
         assert {r["idea_id"] for r in exported} == set(labelled)
         assert {r["label"] for r in exported if r["idea_id"] == labelled[0]} == {"direction", "none"}
+    finally:
+        srv.stop()
+
+
+@pytest.mark.skipif(not (Path(CHROMIUM).exists() or shutil.which("chromium")), reason="Debian chromium is missing")
+def test_a_label_written_while_a_load_is_on_its_way_stays_shown(tmp_path):
+    """A load read before a label was written and answered after it (a slow answer, two loads in flight) does not
+    show the idea as unlabelled again: the label is stored, so the view shows it."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    home = tmp_path / "home"
+    labels_store(home, per_system=12)
+    srv = Server(home)
+    try:
+        made = httpx.post(f"{srv.url}/v1/labels/draws", json={"run": "r1", "n": 4, "seed": 5, "system": "sys-a"},
+                          headers=AUTH).json()
+        with sync_api.sync_playwright() as p:
+            browser = chromium(p)
+            try:
+                page = browser.new_page(viewport={"width": 1360, "height": 1200})
+                failures = open_labelling_view(page, srv.url, made["draws"][0]["run_id"])
+                page.wait_for_selector("#labels-card[data-ready='1'] .candidate")
+                idea = page.get_attribute("#labels-card", "data-idea")
+                held: list = []  # the item answer, read from the server now and handed to the page later
+
+                def hold(route) -> None:
+                    held.append((route, route.fetch()))
+
+                page.route("**/v1/labels/draws/*/item?*", hold)
+                page.dispatch_event("#labels-topk", "change")  # a load of the same (still unlabelled) idea
+                deadline = time.monotonic() + 30
+                while not held and time.monotonic() < deadline:
+                    page.wait_for_timeout(50)
+                assert held, "the load never asked for the item"
+                first = page.locator("#labels-card .candidate").first
+                paper = first.get_attribute("data-paper")
+                first.locator("button[data-choice='direction']").click()
+                page.wait_for_selector(f"#labels-card .candidate[data-paper='{paper}'][data-label='direction']")
+                route, answer = held[0]
+                route.fulfill(response=answer)  # the answer read before the label was written arrives
+                labels_idle(page)
+                assert page.get_attribute("#labels-card", "data-idea") == idea
+                assert page.get_attribute(f"#labels-card .candidate[data-paper='{paper}']", "data-label") == "direction"
+                assert "1 of 4 ideas labelled by reader" in page.inner_text("#labels-progress")
+                assert not failures, failures
+            finally:
+                browser.close()
     finally:
         srv.stop()

@@ -107,7 +107,6 @@ def test_labelling_view_shows_the_look_back_side_with_the_same_three_choices(ser
             page = browser.new_page(viewport={"width": 1360, "height": 1600})
             failures = open_labelling_view(page, srv.url, draw["run_id"])
             page.wait_for_selector("#labels-card[data-ready='1'] #labels-before .candidate")
-            page.wait_for_load_state("networkidle")
             idea_id = page.get_attribute("#labels-card", "data-idea")
             shown_after = page.locator("#labels-after .candidate").count()
             marked = page.locator("#labels-before .candidate.before-cutoff")

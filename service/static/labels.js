@@ -2,7 +2,9 @@
 // labels_only and ppi with their intervals). Uses el, $, fmt, getJSON, CLASS_NAMES from dashboard.js.
 "use strict";
 
-const lab = { item: null, selected: 0, drawId: null, seq: 0 };
+// seq: the latest load asked for; busy: loads and draw lists under way (data-busy, for whoever waits on the view);
+// writes: the labels written in this page, numbered, so that an answer read before a write does not hide it
+const lab = { item: null, selected: 0, drawId: null, seq: 0, busy: 0, writes: [] };
 const LABEL_KEYS = { r: "realised", d: "direction", n: "none" };
 
 function labStore(key, value) {
@@ -49,7 +51,20 @@ function highlighted(text, sentences) {
   return parts;
 }
 
-async function labRuns() {
+async function labBusy(work) {
+  lab.busy += 1;
+  $("labels-section").dataset.busy = String(lab.busy);
+  try { return await work(); } finally {
+    lab.busy -= 1;
+    $("labels-section").dataset.busy = String(lab.busy);
+  }
+}
+
+function labRuns() { return labBusy(labRunsNow); }
+function labDraws() { return labBusy(labDrawsNow); }
+function labLoad(position) { return labBusy(() => labLoadNow(position)); }
+
+async function labRunsNow() {
   const runs = await getJSON("/v1/runs");
   const select = $("labels-run");
   select.replaceChildren(...runs.map((r) => el("option", { value: String(r.id) }, `${r.system} / ${r.label} (run ${r.id})`)));
@@ -58,7 +73,7 @@ async function labRuns() {
   await labDraws();
 }
 
-async function labDraws() {
+async function labDrawsNow() {
   const run = $("labels-run").value;
   const select = $("labels-draw");
   if (!run) { select.replaceChildren(); return; }
@@ -73,7 +88,7 @@ async function labDraws() {
   await labLoad();
 }
 
-async function labLoad(position) {
+async function labLoadNow(position) {
   const draw = $("labels-draw").value;
   const annotator = $("labels-annotator").value.trim();
   lab.drawId = draw;
@@ -83,9 +98,12 @@ async function labLoad(position) {
   const p = new URLSearchParams({ annotator, top_k: $("labels-topk").value || "5" });
   if (position) p.set("position", String(position));
   const seq = ++lab.seq;
+  const written = lab.writes.length;
   $("labels-card").dataset.ready = "";
   const item = await getJSON(`/v1/labels/draws/${draw}/item?${p}`);
   if (seq !== lab.seq) return; // a later load was asked for: its answer is the one to show
+  // labels written while this answer was on its way may be missing from it: they are stored, so they are shown
+  for (const w of lab.writes.slice(written)) labShowWrite(item, w);
   lab.item = item;
   lab.selected = 0;
   labRender();
@@ -155,14 +173,23 @@ async function labWrite(index, choice) {
       label: choice, annotator: lab.item.annotator });
   } catch (err) { labMessage(`not saved: ${err.message}`, true); return; }
   labMessage("");
+  const write = { draw: lab.item.draw.draw, annotator: lab.item.annotator, idea_id: idea.idea_id,
+    paper_id: c.paper_id, choice };
+  lab.writes.push(write);
   // a load answered while the label was being written may have replaced the item with one read before the write:
   // the label goes on whichever copy of this idea is shown now
-  const shown = lab.item.idea;
-  if (shown.idea_id !== idea.idea_id) return;
-  if (!shown.labelled) { shown.labelled = true; lab.item.progress.labelled += 1; }
-  shown.labels[c.paper_id] = choice;
-  lab.selected = Math.min(index + 1, shownCandidates(shown).length - 1);
+  if (!labShowWrite(lab.item, write)) return;
+  lab.selected = Math.min(index + 1, shownCandidates(lab.item.idea).length - 1);
   labRender();
+}
+
+function labShowWrite(item, w) {
+  // puts a stored label on the item when it shows that idea of that draw to that annotator
+  const shown = item.idea;
+  if (!shown || shown.idea_id !== w.idea_id || item.draw.draw !== w.draw || item.annotator !== w.annotator) return false;
+  if (!shown.labelled) { shown.labelled = true; item.progress.labelled += 1; }
+  shown.labels[w.paper_id] = w.choice;
+  return true;
 }
 
 async function labNoneOfThese() {
