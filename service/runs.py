@@ -1,10 +1,12 @@
 """Reading stored runs and scores."""
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from sqlalchemy import Integer, cast, func, select
 from sqlalchemy.orm import Session, selectinload
 
+from indexing.db import session_scope
 from indexing.models import Idea, Match, Run, Score
 from service.prior_art.store import load_prior_art, prior_art_out, stored_prior_art, window_of
 from service.scoring import evidence_of, match_verdict_of
@@ -69,6 +71,18 @@ def runs_named(session: Session, ref: str, system: str | Sequence[str] | None = 
     if not found:
         raise RunNotFound(ref, ", ".join(systems) or None)
     return found
+
+
+def run_id_of(db_path: Path, ref: str, system: str | None = None) -> int:
+    """A run's id by id or label (RunNotFound otherwise)."""
+    with session_scope(db_path) as session:
+        return find_run(session, ref, system).id
+
+
+def run_ids_of(db_path: Path, ref: str, system: str | None = None) -> list[int]:
+    """Every run's id a reference names: a label shared by several systems names each one's run."""
+    with session_scope(db_path) as session:
+        return [r.id for r in runs_named(session, ref, system)]
 
 
 def origin_of(idea: Idea) -> dict | None:

@@ -21,7 +21,6 @@ from indexing.matcher.verifier.rule import DEFAULT_RULE, VerifierRule
 from indexing.matcher.verifier.step import IdeaCandidates, Verified, verify_idea
 from indexing.models import Idea, Paper, Run, Score
 from service.prior_art.reverify import apply_lookback_verified, lookback_candidates
-from service.runs import find_run, runs_named
 from service.scoring import verdict_columns
 
 
@@ -139,14 +138,3 @@ def verify_run(db_path: Path, run_id: int, *, verifier: Verifier, top_k: int,
             progress(done, len(pks))
     return report
 
-
-def run_id_of(db_path: Path, ref: str, system: str | None = None) -> int:
-    """A run's id by id or label (RunNotFound otherwise)."""
-    with session_scope(db_path) as session:
-        return find_run(session, ref, system).id
-
-
-def run_ids_of(db_path: Path, ref: str, system: str | None = None) -> list[int]:
-    """Every run's id a reference names: a label shared by several systems names each one's run."""
-    with session_scope(db_path) as session:
-        return [r.id for r in runs_named(session, ref, system)]

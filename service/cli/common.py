@@ -81,7 +81,7 @@ def runs_option(run: str, system: str | None) -> list[int]:
     """Every run --run names, as every command reads it: a label shared by several systems names each one's run
     (one with --system), else a numeric id; or exit naming the option."""
     from service.runs import RunNotFound
-    from service.verify import run_ids_of
+    from service.runs import run_ids_of
 
     try:
         return run_ids_of(ready_settings().db_path, run, system)

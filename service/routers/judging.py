@@ -15,8 +15,7 @@ from service.judging import audit as audits
 from service.judging import pointwise, prompts
 from service.judging.backends import JudgeProcess, make_judge
 from service.judging.cache import revisions
-from service.runs import RunNotFound
-from service.verify import run_id_of, run_ids_of
+from service.runs import RunNotFound, run_id_of, run_ids_of
 
 router = APIRouter(tags=["judging"])
 

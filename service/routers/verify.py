@@ -12,8 +12,8 @@ from indexing.matcher.verifier.local import VerifierProcess
 from indexing.settings import Settings
 from service.deps import AdminDep, JobsDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
-from service.runs import RunNotFound
-from service.verify import run_id_of, verify_run
+from service.runs import RunNotFound, run_id_of
+from service.verify import verify_run
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
