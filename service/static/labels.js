@@ -166,15 +166,14 @@ function shownCandidates(idea) {
 }
 
 async function labWrite(index, choice) {
-  const idea = lab.item.idea;
+  const { draw, annotator, idea } = lab.item; // the item clicked: lab.item may change while the label is written
   const c = shownCandidates(idea)[index];
   try {
-    await labSend("/v1/labels", { run: String(lab.item.draw.run_id), idea_id: idea.idea_id, paper_id: c.paper_id,
-      label: choice, annotator: lab.item.annotator });
+    await labSend("/v1/labels", { run: String(draw.run_id), idea_id: idea.idea_id, paper_id: c.paper_id,
+      label: choice, annotator });
   } catch (err) { labMessage(`not saved: ${err.message}`, true); return; }
   labMessage("");
-  const write = { draw: lab.item.draw.draw, annotator: lab.item.annotator, idea_id: idea.idea_id,
-    paper_id: c.paper_id, choice };
+  const write = { draw: draw.draw, annotator, idea_id: idea.idea_id, paper_id: c.paper_id, choice };
   lab.writes.push(write);
   // a load answered while the label was being written may have replaced the item with one read before the write:
   // the label goes on whichever copy of this idea is shown now
