@@ -130,6 +130,16 @@ def open_labelling_view(page, url: str, run_id: int, annotator: str = "reader") 
     return failures
 
 
+def load_script(name: str):
+    """scripts/<name>.py as a module (the scripts are not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 def labels_idle(page) -> None:
     """Waits until the labelling view has no load under way (an answer still on its way would redraw the card)."""
     page.wait_for_function("document.querySelector('#labels-section').dataset.busy === '0'")

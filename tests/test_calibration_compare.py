@@ -1,20 +1,13 @@
 """scripts/calibration_compare.py: the per-field tables of docs/calibration-hybrid-refits.md come from the shipped
 fits' JSON, whose entries are the registry's, and the page holds what the script prints now."""
 
-import importlib.util
 import json
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, load_script
 
 PAIRS = (("openvino-int8", "openvino-int8-f32"), ("", "bf16-pertext"), ("openvino-int8-f32", "onnx-int8-avx512_vnni"))
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("calibration_compare", ROOT / "scripts" / "calibration_compare.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def figures(name: str) -> dict:
@@ -30,7 +23,7 @@ def test_the_json_beside_each_fit_is_its_registry_entry():
 
 
 def test_the_refits_page_holds_the_tables_the_script_prints():
-    cc = load_script()
+    cc = load_script("calibration_compare")
     page = (ROOT / "docs" / "calibration-hybrid-refits.md").read_text()
     for old, new in PAIRS:
         lines = cc.compare(figures(old), figures(new))
@@ -40,7 +33,7 @@ def test_the_refits_page_holds_the_tables_the_script_prints():
 
 
 def test_a_cell_names_both_rates_only_where_they_differ():
-    cc = load_script()
+    cc = load_script("calibration_compare")
     old = {"hybrid": {"loose": {"source_realised": {"value": 0.5}, "recall@1": {"value": 1.0}}},
            "per_field": {"a": {"loose": {"source_realised": {"value": 0.5}, "recall@1": {"value": 1.0}}}}}
     new = json.loads(json.dumps(old))

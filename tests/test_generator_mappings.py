@@ -1,18 +1,11 @@
 """scripts/generator_mappings.py: it imports against the current package layout, and its ceiling figures (judged
 same-problem pairs listed in the top k, p_direction's AUC over the judged papers) count what they say."""
 
-import importlib.util
 from types import SimpleNamespace
 
-from tests.helpers import ROOT
+from tests.helpers import load_script
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("generator_mappings", ROOT / "scripts" / "generator_mappings.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def result(idea: str, matches: list[tuple[str, float]]) -> SimpleNamespace:
@@ -20,7 +13,7 @@ def result(idea: str, matches: list[tuple[str, float]]) -> SimpleNamespace:
 
 
 def test_ceiling_counts_listed_pairs_and_orders_judged_papers():
-    gm = load_script()
+    gm = load_script("generator_mappings")
     labels = {"a": {"same_problem": ["p1", "p9"], "reviewed": ["p1", "p2", "p3", "p9"]},
               "b": {"same_problem": ["q1"], "reviewed": ["q1", "q2"]},
               "c": {"same_problem": [], "reviewed": ["r1"]}}

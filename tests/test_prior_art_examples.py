@@ -2,20 +2,14 @@
 realised after the cutoff when scored before the year, followed to the later cutoff; a vague idea passes only when
 unrealised at both), and a check fails when its goal is missed or nothing is there to count."""
 
-import importlib.util
-
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import load_script
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("prior_art_examples", ROOT / "scripts" / "prior_art_examples.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("prior_art_examples")
 
 
 def _side(cls: str, after: tuple[str, ...] = (), before: tuple[str, ...] = ()) -> dict:
