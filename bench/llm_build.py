@@ -12,13 +12,14 @@ packaged one under HINDSIGHT_HOME (the `verifier` extra).
 
 import argparse
 import json
-import signal
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from indexing.llm.worker import signal_name  # noqa: E402
 
 CHILD = r"""
 import json, sys, time
@@ -51,7 +52,7 @@ def run(python: str, model: Path, args: argparse.Namespace) -> dict:
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     got = lines[-1] if lines else {}
     if done.returncode < 0:
-        got["crashed"] = signal.Signals(-done.returncode).name
+        got["crashed"] = signal_name(done.returncode)
     elif done.returncode:
         got["crashed"] = f"exit {done.returncode}: {done.stderr.strip()[-300:]}"
     return got
