@@ -4,7 +4,7 @@
 
 // seq: the latest load asked for; busy: loads and draw lists under way (data-busy, for whoever waits on the view);
 // writes: the labels written in this page, numbered, so that an answer read before a write does not hide it
-const lab = { item: null, selected: 0, drawId: null, seq: 0, busy: 0, writes: [] };
+const lab = { item: null, selected: 0, seq: 0, busy: 0, writes: [] };
 const LABEL_KEYS = { r: "realised", d: "direction", n: "none" };
 
 function labStore(key, value) {
@@ -91,7 +91,6 @@ async function labDrawsNow() {
 async function labLoadNow(position) {
   const draw = $("labels-draw").value;
   const annotator = $("labels-annotator").value.trim();
-  lab.drawId = draw;
   if (!draw) { $("labels-card").replaceChildren(); $("labels-progress").textContent = ""; return; }
   labStore("draw", draw);
   if (!annotator) { labMessage("Enter your name as annotator to start.", true); return; }
