@@ -17,8 +17,7 @@ from service.judging import audit as audits
 from service.judging import innoeval, pairwise, pointwise, prompts
 from service.judging.backends import BACKENDS, Judge, make_judge
 from service.metrics.parsing import InputFileError, MetricsInputError, read_records
-from service.runs import RunNotFound
-from service.runs import run_id_of
+from service.runs import RunNotFound, run_id_of
 
 app = typer.Typer(help="LLM-judge scores of stored ideas.", no_args_is_help=True)
 
