@@ -4,7 +4,7 @@ stored decisions and scores become the verified ones, with the embedding-only on
 One idea is one transaction, and every verdict is cached first, so a killed run resumes where it stopped and a
 second run of the same command asks the verifier nothing."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,8 +19,9 @@ from indexing.matcher.verifier.cache import VerdictCache
 from indexing.matcher.verifier.prompts import idea_text
 from indexing.matcher.verifier.rule import DEFAULT_RULE, VerifierRule
 from indexing.matcher.verifier.step import IdeaCandidates, Verified, verify_idea
-from indexing.models import Idea, Paper, Run, Score
-from service.prior_art.reverify import apply_lookback_verified, lookback_candidates
+from indexing.models import Idea, Match, Paper, Run, Score
+from service.prior_art.models import PriorArtMatch
+from service.prior_art.reverify import apply_lookback_verified, stored_lookback
 from service.scoring import verdict_columns
 
 
@@ -47,16 +48,14 @@ class RunVerification:
         return dict(self.__dict__)
 
 
-def _candidates(session: Session, idea: Idea) -> IdeaCandidates:
-    s = idea.score
-    assert s is not None
-    ids = [m.paper_id for m in s.matches]
+def _candidates(session: Session, matches: Sequence[Match | PriorArtMatch], *, text: str,
+                can_realise: bool) -> IdeaCandidates:
+    """Stored matches of either side as the verifier reads them: each paper's title and abstract."""
+    ids = [m.paper_id for m in matches]
     abstracts = dict(session.execute(select(Paper.paper_id, Paper.abstract).where(Paper.paper_id.in_(ids))).all())
-    return IdeaCandidates(
-        text=idea_text(idea.problem, idea.method, idea.text),
-        papers=[PaperText(m.paper_id, m.title, abstracts.get(m.paper_id) or "") for m in s.matches],
-        can_realise=DIRECTION_ONLY not in (s.warnings or []),
-        embedding=[{"p_direction": m.p_direction, "p_method": m.p_method} for m in s.matches])
+    return IdeaCandidates(text=text, papers=[PaperText(m.paper_id, m.title, abstracts.get(m.paper_id) or "")
+                                             for m in matches], can_realise=can_realise,
+                          embedding=[{"p_direction": m.p_direction, "p_method": m.p_method} for m in matches])
 
 
 def apply_verified(score: Score, result: Verified, *, revision: str, top_k: int) -> None:
@@ -100,10 +99,13 @@ def verify_run(db_path: Path, run_id: int, *, verifier: Verifier, top_k: int,
         with session_scope(db_path) as session:
             idea = session.scalars(select(Idea).where(Idea.pk == pk).options(
                 selectinload(Idea.score).selectinload(Score.matches))).one()
-            cands = _candidates(session, idea) if idea.score is not None else None
-            back = lookback_candidates(session, idea.score.id, text=cands.text, can_realise=cands.can_realise) \
-                if idea.score is not None and cands is not None else None  # its prior art, read alike
-            rule = rules(idea.score.matcher_version if idea.score is not None else None)
+            s = idea.score
+            cands = _candidates(session, s.matches, text=idea_text(idea.problem, idea.method, idea.text),
+                                can_realise=DIRECTION_ONLY not in (s.warnings or [])) if s is not None else None
+            prior = stored_lookback(session, s.id) if s is not None else None
+            back = _candidates(session, prior.matches, text=cands.text, can_realise=cands.can_realise) \
+                if cands is not None and prior is not None and prior.matches else None  # its prior art, read alike
+            rule = rules(s.matcher_version if s is not None else None)
         if cands is None:
             report.skipped += 1
             if progress:

@@ -4,9 +4,8 @@ forward ones, and the idea's classes are decided again from both verified sides.
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from indexing.matcher.verifier.base import Paper as PaperText
-from indexing.matcher.verifier.step import IdeaCandidates, Verified
-from indexing.models import Paper, Score
+from indexing.matcher.verifier.step import Verified
+from indexing.models import Score
 from service.prior_art.classes import summary
 from service.prior_art.models import PriorArt
 from service.scoring import verdict_columns
@@ -15,18 +14,6 @@ from service.scoring import verdict_columns
 def stored_lookback(session: Session, score_id: int) -> PriorArt | None:
     return session.scalars(select(PriorArt).where(PriorArt.score_id == score_id)
                            .options(selectinload(PriorArt.matches))).first()
-
-
-def lookback_candidates(session: Session, score_id: int, *, text: str, can_realise: bool) -> IdeaCandidates | None:
-    """The stored look-back candidates of a score as the verifier reads them (None: none stored)."""
-    prior = stored_lookback(session, score_id)
-    if prior is None or not prior.matches:
-        return None
-    ids = [m.paper_id for m in prior.matches]
-    abstracts = dict(session.execute(select(Paper.paper_id, Paper.abstract).where(Paper.paper_id.in_(ids))).all())
-    return IdeaCandidates(text=text, papers=[PaperText(m.paper_id, m.title, abstracts.get(m.paper_id) or "")
-                                             for m in prior.matches], can_realise=can_realise,
-                          embedding=[{"p_direction": m.p_direction, "p_method": m.p_method} for m in prior.matches])
 
 
 def apply_lookback_verified(session: Session, score: Score, result: Verified | None, *, revision: str) -> None:
