@@ -76,9 +76,7 @@ def model_folder() -> Path:
 def revision(backend: str) -> str:
     """The revision of the packaged weights on a backend, known without loading them (the backend check reads its
     verdict by it): each backend is its own revision, so the embedding cache never mixes their vectors."""
-    if backend in openvino_backend.BACKENDS:
-        variant = openvino_backend.variant()
-    elif backend in ONNX_BACKENDS:
+    if backend in ONNX_BACKENDS:
         variant = "-onnx" if backend == "onnx" else f"-onnx-int8-{quantization_target()}"
     else:
         variant = runtime.variant(backend)
