@@ -11,13 +11,14 @@ from indexing.db import session_scope, write_transaction
 from indexing.embedders import Embedder
 from indexing.matcher.corpus import CorpusView, view_of
 from indexing.matcher.decide import decide, embed
+from indexing.matcher.facets import facets_of
 from indexing.matcher.ranges import token_counts
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.settings import Settings
 from indexing.versions import LoadedIndex
 from service.ideas import ReadResult
 from service.judges import store_ratings
-from service.matching import answer_context, idea_facets, shape
+from service.matching import answer_context, shape
 from service.prior_art.side import PriorArtPlan, look_back, plan_prior_art
 from service.prior_art.store import store_prior_art
 from service.schemas import IdeaScoreOut, ScoringContext
@@ -70,7 +71,7 @@ def score_run(settings: Settings, *, loaded: LoadedIndex, embedder: Embedder, re
     results: list[IdeaScoreOut] = []
     for start in range(0, len(ideas), BATCH):
         batch = ideas[start:start + BATCH]
-        facets = idea_facets(embedder, batch)
+        facets = [facets_of(embedder, problem=i.problem, method=i.method, text=i.text) for i in batch]
         counts = token_counts(embedder, facets)  # both sides read one tokenisation and one encode
         vectors = embed(embedder, facets, view.matcher, counts)
         decisions = decide(facets, view=view, embedder=embedder, top_k=k, with_evidence=True,
