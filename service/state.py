@@ -143,10 +143,10 @@ class IndexHolder:
                 if embedder.revision != m["revision"]:
                     raise NoIndex(f"index {loaded.version} was built with {m['model']} revision {m['revision']}, "
                                   f"but this server loads revision {embedder.revision}; rebuild the index")
-                self._embedders[key] = embedder
                 # every input length once, for the p99 of the requests to come. In this thread, before any request
-                # runs: warmed from a background thread instead, the hybrid p99 over HTTP was 190-250 ms against 39 ms
-                # (bench/scoring.py, docs/startup.md)
+                # runs (other threads wait on the lock until it is published): warmed from a background thread
+                # instead, the hybrid p99 over HTTP was 190-250 ms against 39 ms (bench/scoring.py, docs/startup.md)
                 embedder.warm()
                 heap.settle()
+                self._embedders[key] = embedder
             return self._embedders[key]

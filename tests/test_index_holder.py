@@ -2,9 +2,11 @@
 
 import gc
 import shutil
+import threading
 import weakref
 
 from indexing.build import build_index
+from indexing.embedders.minilm import MiniLMEmbedder
 from indexing.ingest import ingest_bytes
 from indexing.matcher.corpus import corpus_of
 from indexing.versions import PAPERS, set_current
@@ -54,3 +56,30 @@ def test_a_loaded_version_leaves_the_collectors_walks_and_a_replaced_one_is_free
     assert holder.current().version == v2
     gone = first() is None  # settled when the new version came in: the old one's cycles were collected
     assert gone
+
+
+def test_a_request_during_the_first_ones_warm_up_waits_for_it(settings, minilm, monkeypatch):
+    """The embedder is handed out once warmed: a second request arriving while the first one warms it waits for the
+    warm-up (before, it was handed the embedder at once and ran beside the warm-up)."""
+    lines = (ROOT / "data/papers.jsonl").read_text().splitlines()
+    ingest_bytes("\n".join(lines[:8]).encode(), "a.jsonl", db_path=settings.db_path)
+    build_index(settings, embedder=minilm)
+    holder = IndexHolder(settings)
+    loaded = holder.current()
+    second: list = []
+    during: list[bool] = []
+    warm = MiniLMEmbedder.warm
+
+    def watched(self: MiniLMEmbedder) -> None:
+        other = threading.Thread(target=lambda: second.append(holder.embedder_for(loaded)))
+        other.start()
+        other.join(2)
+        during.append(bool(second))  # the second request was answered while this one warms
+        warm(self)
+        watcher.append(other)
+
+    watcher: list[threading.Thread] = []
+    monkeypatch.setattr(MiniLMEmbedder, "warm", watched)
+    first = holder.embedder_for(loaded)
+    watcher[0].join(60)
+    assert during == [False] and second == [first]
