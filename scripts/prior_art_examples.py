@@ -51,9 +51,7 @@ ANNOTATOR = "reader"
 DRAW_N, DRAW_SEED = 20, 41
 AIR_RUN, AIR_SYSTEM, AIR_CUTOFF = "claude-2024-05", "ai-researcher", "2024-05-31"
 AIS_RUN = "templates-2024"
-JUDGE = "qwen2.5-coder-1.5b@paper-v1"  # the packaged judge under its first prompt version (`judge run`'s default)
 BUILD_FROM, BUILD_UNTIL = "2022-01-01", "2025-12-31"
-CLASSES = ("anticipated", "recalled", "already_published", "unrealised", "unknown")
 
 
 def hindsight(home: Path, *args: str, want_json: bool = True) -> dict | str:
@@ -239,8 +237,8 @@ def air_example(home: Path, judge: bool) -> dict:
     if (home / "ais-score.json").exists():
         out["direction_prior_art_vs_self_novelty"] = direction_prior_art_vs(self_novelty(), home / "ais-score.json")
     if judge:
-        out["direction_prior_art_vs_judge_novelty"] = direction_prior_art_vs(judge_novelty(home, JUDGE),
-                                                                             home / "air-score.json")
+        judged = judge_novelty(home, out["judge_run"]["judge"])  # the stored name `judge run` reports
+        out["direction_prior_art_vs_judge_novelty"] = direction_prior_art_vs(judged, home / "air-score.json")
     drawn = draw_of(home)
     labelled = [json.loads(line)["idea"] for line in LOOKBACK_LABELS.read_text().splitlines() if line.strip()]
     if drawn != labelled:
