@@ -8,7 +8,8 @@ from indexing.models import Idea, JudgeScore, Paper, Score, System
 from service.analyses.selection import NotFound
 from service.judges import DIMENSIONS
 from service.prior_art.store import prior_art_out, stored_prior_art, window_of
-from service.runs import match_verdict_of, origin_of, verifier_of
+from service.runs import origin_of, verifier_of
+from service.scoring import match_verdict_of
 
 
 def idea_detail(session: Session, *, idea_pk: int) -> dict:
