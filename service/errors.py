@@ -133,6 +133,12 @@ async def database_error(request: Request, exc: Exception) -> Response:
     return _json(500, "internal error")
 
 
+async def run_not_found(request: Request, exc: Exception) -> Response:
+    """No run by the path's reference, or a label several systems share where one run is needed: 404 with the text
+    that names ?system=."""
+    return _json(404, str(exc))
+
+
 async def index_unavailable(request: Request, exc: Exception) -> Response:
     """The vector store went away mid-request (a Qdrant server down, a local folder removed): 503 with the reason."""
     return _json(503, str(exc), {"Retry-After": str(RETRY_AFTER_SECONDS)})
@@ -184,3 +190,6 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(DatabaseBusy, database_error)
     app.add_exception_handler(OperationalError, database_error)
     app.add_exception_handler(IndexUnavailable, index_unavailable)
+    from service.runs import RunNotFound  # the server's: the CLI names its options instead (RunNotFound.text)
+
+    app.add_exception_handler(RunNotFound, run_not_found)

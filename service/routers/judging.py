@@ -15,7 +15,7 @@ from service.judging import audit as audits
 from service.judging import pointwise, prompts
 from service.judging.backends import JudgeProcess, make_judge
 from service.judging.cache import revisions
-from service.runs import RunNotFound, run_id_of, run_ids_of
+from service.runs import run_id_of, run_ids_of
 
 router = APIRouter(tags=["judging"])
 
@@ -33,20 +33,13 @@ def _kind(run_id: int) -> str:
     return f"judge-run-{run_id}"
 
 
-def _run(settings, run: str, system: str | None) -> int:
-    try:
-        return run_id_of(settings.db_path, run, system)
-    except RunNotFound as exc:
-        raise HTTPException(404, str(exc)) from None
-
-
 @router.post("/v1/runs/{run}/judge", dependencies=[AdminDep], status_code=202,
              responses=errors(*ADMIN, *BODY, 404, 409, 422))
 def start(run: str, settings: SettingsDep, jobs: JobsDep, req: JudgeRequest | None = None,
           system: str | None = None) -> dict:
     """Start judging a stored run in the background; poll GET /v1/runs/{run}/judge. 409 while one runs."""
     req = req or JudgeRequest()
-    run_id = _run(settings, run, system)
+    run_id = run_id_of(settings.db_path, run, system)
     running = jobs.latest(_kind(run_id))
     if running and running["status"] in ("queued", "running"):
         raise HTTPException(409, f"run {run_id} is being judged by job {running['id']}")
@@ -82,7 +75,7 @@ def start(run: str, settings: SettingsDep, jobs: JobsDep, req: JudgeRequest | No
 @router.get("/v1/runs/{run}/judge", responses=errors(404, 422, 503))
 def state(run: str, settings: SettingsDep, jobs: JobsDep, system: str | None = None) -> dict:
     """The latest judge job of the run: status, progress (ideas done of total), result or error."""
-    run_id = _run(settings, run, system)
+    run_id = run_id_of(settings.db_path, run, system)
     found = jobs.latest(_kind(run_id))
     if found is None:
         raise HTTPException(404, f"run {run_id} has no judge job on this server")
@@ -118,10 +111,8 @@ def judge_audit(session: SessionDep, settings: SettingsDep,
                 n_boot: Annotated[int, Query(ge=1, le=100_000)] = 2000, seed: int = 0) -> dict:
     """The audit of two judges: per dimension, overall and per run, flips at the cut, rank agreement, mean shift,
     invalid and missing counts, bootstrap intervals."""
-    try:  # a label several systems share names each one's run, as the CLI's --run does
-        run_ids = list(dict.fromkeys(i for r in run or [] for i in run_ids_of(settings.db_path, r)))
-    except RunNotFound as exc:
-        raise HTTPException(404, str(exc)) from None
+    # a label several systems share names each one's run, as the CLI's --run does
+    run_ids = list(dict.fromkeys(i for r in run or [] for i in run_ids_of(settings.db_path, r)))
     try:
         return audits.audit(session, judges=judge, runs=run_ids or None,
                             cut=settings.judge_cut if cut is None else cut, n_boot=n_boot, seed=seed)

@@ -4,13 +4,13 @@ import json
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Query
 from fastapi.responses import PlainTextResponse
 
 from service.analyses import to_csv
 from service.deps import SessionDep
 from service.errors import errors
-from service.runs import RunNotFound, find_run, list_runs, run_ideas, run_scores
+from service.runs import find_run, list_runs, run_ideas, run_scores
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
@@ -24,10 +24,7 @@ def runs(session: SessionDep) -> list[dict]:
 @router.get("/{run}/scores", responses=errors(404, 422, 503))
 def scores(run: str, session: SessionDep, system: str | None = None) -> dict:
     """The stored scores of one run (by id, or by label with ?system=)."""
-    try:
-        return run_scores(session, find_run(session, run, system))
-    except RunNotFound as exc:
-        raise HTTPException(404, str(exc)) from None
+    return run_scores(session, find_run(session, run, system))
 
 
 @router.get("/{run}/ideas", responses=errors(404, 422, 503) | {200: {
@@ -37,10 +34,7 @@ def ideas(run: str, session: SessionDep, system: str | None = None,
           format: Annotated[Literal["json", "csv"], Query(description="json, or csv for a flat table.")] = "json"):
     """Every idea of one run, one flat row each: origin (file, generator, topic, title), score, realised and
     direction decisions, best match, and the matcher, thresholds and window it was scored with."""
-    try:
-        found = find_run(session, run, system)
-    except RunNotFound as exc:
-        raise HTTPException(404, str(exc)) from None
+    found = find_run(session, run, system)
     rows = run_ideas(session, found)
     if format == "csv":
         flat = [{**r, **{k: json.dumps(r[k]) if r[k] is not None else None for k in ("thresholds", "warnings")}}

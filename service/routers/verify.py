@@ -12,7 +12,7 @@ from indexing.matcher.verifier.local import VerifierProcess
 from indexing.settings import Settings
 from service.deps import AdminDep, JobsDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
-from service.runs import RunNotFound, run_id_of
+from service.runs import run_id_of
 from service.verify import verify_run
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
@@ -62,10 +62,7 @@ def start(run: str, settings: SettingsDep, jobs: JobsDep, req: VerifyRequest | N
           system: str | None = None) -> dict:
     """Start verifying a stored run in the background; poll GET /v1/runs/{run}/verify. 409 while one runs."""
     req = req or VerifyRequest()
-    try:
-        run_id = run_id_of(settings.db_path, run, system)
-    except RunNotFound as exc:
-        raise HTTPException(404, str(exc)) from None
+    run_id = run_id_of(settings.db_path, run, system)
     running = jobs.latest(_kind(run_id))
     if running and running["status"] in ("queued", "running"):
         raise HTTPException(409, f"run {run_id} is being verified by job {running['id']}")
@@ -92,10 +89,7 @@ def start(run: str, settings: SettingsDep, jobs: JobsDep, req: VerifyRequest | N
 @router.get("/{run}/verify", responses=errors(404, 422, 503))
 def state(run: str, settings: SettingsDep, jobs: JobsDep, system: str | None = None) -> dict:
     """The latest verification job of the run: status, progress (ideas done of total), result or error."""
-    try:
-        run_id = run_id_of(settings.db_path, run, system)
-    except RunNotFound as exc:
-        raise HTTPException(404, str(exc)) from None
+    run_id = run_id_of(settings.db_path, run, system)
     found = jobs.latest(_kind(run_id))
     if found is None:
         raise HTTPException(404, f"run {run_id} has no verification job on this server")
