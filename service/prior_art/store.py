@@ -27,7 +27,7 @@ def store_prior_art(session: Session, *, run_id: int, ideas: Sequence[IdeaIn], r
     window = context.lookback_window
     if window is None:
         return 0
-    pairs = [(i, r) for i, r in zip(ideas, results) if r.prior_art is not None]
+    pairs = [(i, p) for i, r in zip(ideas, results) if (p := r.prior_art) is not None]
     if not pairs:
         return 0
     score_ids = dict(session.execute(select(Idea.idea_id, Score.id).join(Score, Score.idea_pk == Idea.pk).where(
@@ -42,11 +42,10 @@ def store_prior_art(session: Session, *, run_id: int, ideas: Sequence[IdeaIn], r
                  realised_before=p.realised_before, direction_before=p.direction_before, n_realised=p.n_realised,
                  n_direction=p.n_direction, n_realised_before_knowledge=p.n_realised_before_knowledge,
                  n_realised_after_knowledge=p.n_realised_after_knowledge, **common)
-            for idea, r in pairs if (p := r.prior_art) is not None]
+            for idea, p in pairs]
     ids = session.execute(insert(PriorArt).returning(PriorArt.id, sort_by_parameter_order=True), rows).scalars().all()
     matches = [dict(prior_art_id=pa_id, rank=rank, **_match_row(m))
-               for pa_id, (_, r) in zip(ids, pairs) if r.prior_art is not None
-               for rank, m in enumerate(r.prior_art.matches, start=1)]
+               for pa_id, (_, p) in zip(ids, pairs) for rank, m in enumerate(p.matches, start=1)]
     if matches:  # Core executemany on the connection: no ORM bulk path for K rows an idea
         session.connection().execute(insert(PriorArtMatch), matches)
     session.flush()
