@@ -149,7 +149,7 @@ def test_a_second_start_probes_nothing(checks, monkeypatch, caplog):
     assert check.status("minilm", "torch", "r", named)["verdict"] == "reference"  # fp32 is never probed
 
 
-def test_an_index_whose_backend_fails_here_is_not_used_to_score(checks, faulty, faulty_bf16):
+def test_an_index_whose_backend_fails_here_is_not_used_to_score(checks, faulty, request):
     """Built where torch-bf16 passed; served on a machine (here: the same, with the fault injected and its verdict
     folder) where it fails at one length: refused, naming the backend, the length and the rebuild command."""
     lines = (ROOT / "data/papers.jsonl").read_text().splitlines()
@@ -157,6 +157,8 @@ def test_an_index_whose_backend_fails_here_is_not_used_to_score(checks, faulty, 
     built = build_index(checks.model_copy(update={"minilm_backend": "torch-bf16"}))
     assert built.manifest["backend_check"]["verdict"] == "pass"
     assert built.manifest["backend_check"]["backend"] == "torch-bf16"
+    # the fault after the build: the build probes torch-bf16 itself when no earlier test of the module did
+    request.getfixturevalue("faulty_bf16")
     holder = IndexHolder(faulty.model_copy(update={"minilm_backend": "torch"}))
     with pytest.raises(NoIndex, match=f"torch-bf16 fails this machine's backend check at input length {BAD}.*"
                                       "hindsight index build"):
