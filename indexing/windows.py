@@ -14,18 +14,20 @@ from datetime import date
 
 import numpy as np
 
+from indexing.errors import DomainError
+
 DATE_ORDER = "date_order"  # manifest["vector_ids"]: vector id = position in papers.json, ordered by date then pk
 CACHED_WINDOWS = 64  # per loaded version; each holds two float arrays of the window's size
 
 
-class WindowError(ValueError):
+class WindowError(DomainError, ValueError):
     """A requested window the version cannot serve; names the field and the range it allows. `status` is the HTTP
     answer: 409 when the index's contents decide (outside its built range, no paper in the window, which an end
     before its start also is), 422 when a value is not a date or a list of dates is malformed."""
 
     def __init__(self, field: str, message: str, allowed: tuple[str, str], status: int = 409) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field, self.message, self.allowed, self.status = field, message, allowed, status
+        super().__init__(message, field=field, status=status)
+        self.allowed = allowed
 
     def detail(self) -> dict:
         return {"field": self.field, "message": str(self),

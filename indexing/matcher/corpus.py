@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from indexing.errors import DomainError
 from indexing.lexical import LexicalIndex, WindowLexical, top_positions
 from indexing.matcher.model import HybridMatcher
 from indexing.matcher.vectors import stored_vectors
@@ -33,8 +34,10 @@ class Version(Protocol):
     views: dict[str, Any]
 
 
-class MatcherUnavailable(ValueError):
+class MatcherUnavailable(DomainError, ValueError):
     """The asked-for matcher cannot run on this index version (the message says why and what to do)."""
+
+    status = 409
 
 
 def top_positions_any(scores: np.ndarray, k: int, allowed: Allowed) -> list[tuple[int, float]]:
