@@ -17,7 +17,7 @@ from service.app import create_app
 from tests.reliability.helpers import LEAK, TOKEN, TOKEN_VALUE, seeded_server, upload, wait_job
 
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}
-# by design (DESIGN.md): scoring and the pure metric computations need no token; every other write does
+# by design (docs/api.md): scoring and the pure metric computations need no token; every other write does
 PUBLIC_WRITES = {("POST", "/v1/score"), ("POST", "/v1/metrics/{benchmark}/{task}")}
 WRONG = [f"Bearer {TOKEN_VALUE[:-1]}", f"Bearer {TOKEN_VALUE}x", "Bearer x", f"Bearer {TOKEN_VALUE.upper()}"]
 MALFORMED = [f"Basic {TOKEN_VALUE}", f"bearer{TOKEN_VALUE}", "Bearer", TOKEN_VALUE]

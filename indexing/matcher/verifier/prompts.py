@@ -1,7 +1,7 @@
 """The verifier's prompts, versioned: a change here is a new PROMPT_VERSION and so a new verifier revision.
 
-The two questions carry the definitions of DESIGN.md. Each is asked on its own, after the idea and the paper, so a
-backend can keep the idea (and then the idea + paper) as a shared prefix and ask both questions on top of it.
+The two questions carry the definitions of docs/matching.md. Each is asked on its own, after the idea and the paper,
+so a backend can keep the idea (and then the idea + paper) as a shared prefix and ask both questions on top of it.
 """
 
 from indexing.llm.text import clip, text_of_idea
