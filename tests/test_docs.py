@@ -162,3 +162,12 @@ def test_the_wording_checks_catch_what_they_are_for():
                  "review i against gold reviewer i", "`tests/helpers.py` starts the server", "a multi-agent debate",
                  "an H100 GPU"):
         assert not who_ran(line), line
+
+
+def test_the_readme_says_what_prior_art_is_and_how_to_turn_it_off():
+    readme = (ROOT / "README.md").read_text()
+    assert "**Prior art** is on by default" in readme and "look-back window before the" in readme
+    assert Settings.model_fields["prior_art"].default is True, "the README says prior art is on by default"
+    for switch in ("--no-prior-art", "HINDSIGHT_PRIOR_ART=false", '"prior_art": false'):
+        assert switch in readme, switch
+    assert "--prior-art/--no-prior-art" in (ROOT / "service" / "cli" / "scoring.py").read_text()
