@@ -15,6 +15,7 @@ from service.routers import (
 )
 from service.routers import labels as labels_router
 from service.routers import judging as judging_router
+from service.routers import report as report_router
 from service.state import IndexHolder
 from service.threads import apply_scoring_threads
 
@@ -47,5 +48,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(module.router)
     app.include_router(labels_router.router)
     app.include_router(judging_router.router)
+    app.include_router(report_router.router)
     app.mount("/static", StaticFiles(directory=dashboard.STATIC_DIR), name="static")
     return app

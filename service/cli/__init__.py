@@ -32,6 +32,10 @@ class Commands(LazyGroup):
         "fetch": Lazy("service.cli.fetch:app", "Fetch a corpus from OpenAlex or Semantic Scholar (resumable)."),
         "refresh": Lazy("service.cli.fetch:refresh_app", "Refresh what ages: citation counts."),
         "analyze": Lazy("service.cli.analyze:app", "Analyses of stored scores against LLM-judge scores."),
+        "report": Lazy("service.cli.report:report",
+                       "Write the evaluation of runs as one file to share: provenance, systems with intervals and "
+                       "their comparison, prior-art classes, quadrants and correlations against the judge, score "
+                       "distributions, estimates from labels."),
         "system": Lazy("service.cli.system:app", "Idea generators and their declared knowledge cutoffs."),
         "label": Lazy("service.cli.label:app", "Label a random draw of a run's ideas; import and export labels."),
         "metrics": Lazy("service.cli.metrics:app",

@@ -66,6 +66,15 @@ function judgeParams() {
   return p;
 }
 
+function reportParams() {
+  // the report of the ticked runs with this selection, the chosen judge and dimension, and the estimates from labels
+  const p = selectionParams();
+  if ($("judge").value) p.set("judge", $("judge").value);
+  p.set("dimension", $("dimension").value);
+  p.set("labels", "true");
+  return p;
+}
+
 function table(target, head, rows) {
   const t = $(target);
   t.replaceChildren(
@@ -256,6 +265,7 @@ async function refresh() {
   $("quad-csv").href = `/v1/analysis/quadrants?${jp}&format=csv&table=ideas`;
   $("quad-svg").href = `/v1/analysis/quadrants.svg?${jp}`;
   $("distribution-plot").src = `/v1/analysis/distributions.png?${sel}`;
+  $("report-link").href = `/v1/report?${reportParams()}`;
   const errors = [];
   try { renderSystems(await getJSON(`/v1/analysis/systems?${sel}`)); } catch (err) { errors.push(err.message); }
   try { renderCorrelations(await getJSON(`/v1/analysis/correlations?${sel}`)); } catch (err) { errors.push(err.message); }
