@@ -9,6 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from indexing.db import session_scope
+from indexing.errors import DomainError
 from indexing.models import Paper
 from indexing.sources.errors import FileInvalid, Position, RowError
 from indexing.sources.formats import parse
@@ -50,7 +51,7 @@ class IngestCountError(AssertionError):
     """The report's counts do not add up: an ingest bug. The transaction is rolled back."""
 
 
-class IngestRejected(Exception):
+class IngestRejected(DomainError):
     """The file had invalid rows and --skip-invalid was not given: nothing was written."""
 
     def __init__(self, report: IngestReport) -> None:
@@ -59,6 +60,9 @@ class IngestRejected(Exception):
         super().__init__(f"{report.file}: rejected, nothing written ({len(report.errors)} invalid "
                          f"row(s); use --skip-invalid to write the valid ones):\n{shown}{more}")
         self.report = report
+
+    def detail(self) -> dict:
+        return {"message": str(self).splitlines()[0], **self.report.as_dict()}
 
 
 def collect(data: bytes, name: str, fmt: str = "auto",

@@ -25,6 +25,8 @@ class WindowError(DomainError, ValueError):
     answer: 409 when the index's contents decide (outside its built range, no paper in the window, which an end
     before its start also is), 422 when a value is not a date or a list of dates is malformed."""
 
+    field: str
+
     def __init__(self, field: str, message: str, allowed: tuple[str, str], status: int = 409) -> None:
         super().__init__(message, field=field, status=status)
         self.allowed = allowed

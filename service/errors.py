@@ -21,7 +21,7 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from indexing.db import DatabaseBusy, is_locked
-from indexing.vectorindex.base import IndexUnavailable
+from indexing.errors import DomainError
 
 RETRY_AFTER_SECONDS = 2
 E = TypeVar("E", bound=Exception)
@@ -133,15 +133,12 @@ async def database_error(request: Request, exc: Exception) -> Response:
     return _json(500, "internal error")
 
 
-async def run_not_found(request: Request, exc: Exception) -> Response:
-    """No run by the path's reference, or a label several systems share where one run is needed: 404 with the text
-    that names ?system=."""
-    return _json(404, str(exc))
-
-
-async def index_unavailable(request: Request, exc: Exception) -> Response:
-    """The vector store went away mid-request (a Qdrant server down, a local folder removed): 503 with the reason."""
-    return _json(503, str(exc), {"Retry-After": str(RETRY_AFTER_SECONDS)})
+async def domain_error(request: Request, error: Exception) -> Response:
+    """Every refusal of the domain (indexing.errors.DomainError): its status and its detail; a 503 (no index loaded,
+    the vector store unreachable) says when to retry."""
+    exc = _expect(error, DomainError)
+    headers = {"Retry-After": str(RETRY_AFTER_SECONDS)} if exc.status == 503 else None
+    return _json(exc.status, exc.detail(), headers)
 
 
 def body_limit_message(limit: int, declared: str | None) -> str:
@@ -189,7 +186,4 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(DatabaseBusy, database_error)
     app.add_exception_handler(OperationalError, database_error)
-    app.add_exception_handler(IndexUnavailable, index_unavailable)
-    from service.runs import RunNotFound  # the server's: the CLI names its options instead (RunNotFound.text)
-
-    app.add_exception_handler(RunNotFound, run_not_found)
+    app.add_exception_handler(DomainError, domain_error)

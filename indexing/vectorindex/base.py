@@ -9,10 +9,12 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from indexing.errors import NotReady
+
 Allowed = tuple[int, int] | None
 
 
-class IndexUnavailable(RuntimeError):
+class IndexUnavailable(NotReady, RuntimeError):
     """The store behind an index cannot be reached or read now (a Qdrant server down, a local folder removed or
     locked by another process); the message says which and what to do. The service answers 503 with it."""
 

@@ -10,6 +10,7 @@ import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from indexing.errors import DomainError
 from indexing.models import Idea, JudgeScore, Match, Run, Score, System
 from indexing.windows import iso_day
 from service.judges import DIMENSIONS
@@ -19,15 +20,13 @@ GROUP_BY = ("system", "run", "window")
 LEVELS = ("realised", "direction")
 
 
-class AnalysisError(ValueError):
+class AnalysisError(DomainError, ValueError):
     """Bad analysis parameters; names the parameter at fault. HTTP answers it with `status`."""
 
-    status = 422
+    field: str
 
     def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
+        super().__init__(message, field=field)
 
 
 class NotFound(AnalysisError):

@@ -5,6 +5,8 @@ from pathlib import PurePosixPath
 
 from pydantic import ValidationError
 
+from indexing.errors import DomainError
+
 from service.schemas import IdeaIn, Origin
 
 
@@ -26,15 +28,31 @@ class SourceFile:
         return PurePosixPath(self.name.replace("\\", "/")).stem
 
 
-class LayoutError(ValueError):
+class LayoutError(DomainError, ValueError):
     """A file that fits no layout (or not the one asked for): names the file and the field it lacks."""
+
+    field: str
 
     def __init__(self, file: str, field: str, message: str) -> None:
         super().__init__(f"{file}: field '{field}': {message}")
         self.file, self.field, self.message = file, field, message
 
+    def detail(self) -> dict:
+        return {"message": str(self), "errors": [self.as_dict()]}
+
     def as_dict(self) -> dict:
         return {"file": self.file, "field": self.field, "message": self.message, "text": str(self)}
+
+
+class UploadRefused(DomainError):
+    """An upload of ideas scored nothing: its refusals by file, record and field, and what was read."""
+
+    def __init__(self, message: str, errors: list[dict], counts: dict) -> None:
+        super().__init__(message)
+        self.errors, self.counts = errors, counts
+
+    def detail(self) -> dict:
+        return {"message": self.message, "errors": self.errors, **self.counts}
 
 
 def where(file: str, record: str) -> str:
@@ -93,6 +111,16 @@ class ReadResult:
                 "refused": len(self.refusals), "refusals": [r.as_dict() for r in self.refusals],
                 "mappings": self.mappings, "ignored_files": self.ignored, "literature_files": self.literature,
                 "notes": self.notes}
+
+    def require_ideas(self, skip_invalid: bool) -> None:
+        """Refuse the upload (422 with every refusal and the counts) when a record was refused and skip_invalid is
+        off, or when it holds no idea."""
+        if self.refusals and not skip_invalid:
+            raise UploadRefused(f"{len(self.refusals)} of {self.read} ideas refused, nothing scored "
+                                "(skip_invalid=true scores the others)", [r.as_dict() for r in self.refusals],
+                                self.counts())
+        if not self.ideas:
+            raise UploadRefused("no ideas in the upload", [], self.counts())
 
     def refuse(self, file: SourceFile, record: str, field: str, reason: str) -> None:
         self.refusals.append(Refusal(file.name, record, field, reason))

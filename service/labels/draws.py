@@ -8,23 +8,20 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from indexing.db import write_lock
+from indexing.errors import DomainError
 from indexing.models import Idea, Run, Score
 from service.labels.candidates import candidates_of, lookback_candidates_of
 from service.labels.models import Draw, DrawIdea, Label
 from service.runs import RunNotFound, runs_named
 
 
-class LabelError(ValueError):
+class LabelError(DomainError, ValueError):
     """A request about labels that cannot be met; names the field at fault. HTTP answers it with `status`."""
 
-    status = 422
+    field: str
 
     def __init__(self, field: str, message: str, status: int | None = None) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-        if status is not None:
-            self.status = status
+        super().__init__(message, field=field, status=status)
 
 
 def runs_of(session: Session, ref: str, system: str | None = None) -> list[Run]:

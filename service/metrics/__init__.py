@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from indexing.errors import NotFoundError
 from service.metrics import innoeval, novelty, reviewmt, siqa
 from service.metrics.parsing import MetricsInputError
 from service.metrics.report import Report
@@ -43,6 +44,15 @@ TASKS: dict[tuple[str, str], Task] = {
 
 def get_task(benchmark: str, task: str) -> Task | None:
     return TASKS.get((benchmark.lower(), task.lower()))
+
+
+def task_named(benchmark: str, task: str) -> Task:
+    """The task by its names (any case); 404 naming the known ones otherwise."""
+    spec = get_task(benchmark, task)
+    if spec is None:
+        known = ", ".join(f"{b}/{t}" for b, t in TASKS)
+        raise NotFoundError(f"unknown metrics task {benchmark}/{task}; known: {known}")
+    return spec
 
 
 def run_task(task: Task, *, gold: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]],

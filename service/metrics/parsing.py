@@ -11,22 +11,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from indexing.errors import DomainError
+
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 Records = Sequence[Mapping[str, Any]]
 
 
-class MetricsInputError(ValueError):
+class MetricsInputError(DomainError, ValueError):
     """Bad input that makes a metric undefined; names the input (source), the item (0-based index) and the field."""
 
     def __init__(self, message: str, *, source: str | None = None, index: int | None = None,
                  field: str | None = None) -> None:
         super().__init__(message)
-        self.message = message
         self.source = source
         self.index = index
         self.field = field
+
+    def detail(self) -> list[dict[str, Any]]:
+        """As a field error of the request body (gold and predictions arrive in it), in FastAPI's list shape."""
+        loc = ["body", *(part for part in (self.source, self.index, self.field) if part is not None)]
+        return [{"loc": loc, "msg": str(self), "type": "value_error"}]
 
     def location(self) -> str:
         """Where the problem is, e.g. `predictions[3].prediction`."""

@@ -2,15 +2,14 @@
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query
+from fastapi import APIRouter, Depends, Path, Query
 from pydantic import Field
 from fastapi.responses import PlainTextResponse, Response
 
 from service.analyses import (
-    AnalysisError, Selection, correlations, idea_detail, quadrant_points, quadrants, systems_summary, table_rows,
+    Selection, correlations, idea_detail, quadrant_points, quadrants, systems_summary, table_rows,
     to_csv,
 )
-from indexing.windows import WindowError
 from service.analyses.cutoffs import MAX_CUTOFFS, cutoff_rows, cutoff_sensitivity
 from service.analyses.quadrants import quadrant_counts
 from service.analyses.selection import load_ideas
@@ -19,7 +18,6 @@ from service.runs import matcher_labels
 from service.schemas import date_list_pattern
 from service.errors import errors
 from service.judges import DimensionName
-from service.state import NoIndex
 
 router = APIRouter(prefix="/v1/analysis", tags=["analysis"])
 
@@ -83,22 +81,15 @@ def _answer(kind: str, answer: dict, fmt: str, table: str | None):
                              headers={"Content-Disposition": f'attachment; filename="{kind}-{table or "table"}.csv"'})
 
 
-def _unprocessable(exc: AnalysisError) -> HTTPException:
-    return HTTPException(exc.status, str(exc))
-
-
 @router.get("/systems", responses=JSON_OR_CSV | ANALYSIS_ERRORS)
 def systems(session: SessionDep, windows: Windows, runs: Runs = [], systems: Systems = [],
             group_by: GroupBy = "system", level: Level = "realised",
             n_resamples: Annotated[int, Query(ge=100, le=20000)] = 2000, seed: Seed = 0,
             format: Format = "json", table: Literal["groups", "comparisons"] | None = None):
     """Per system: ideas, mean HindSight score with a bootstrap 95% CI, match rate, judge means; comparisons."""
-    try:
-        answer = systems_summary(session, selection=_selection(runs, systems, group_by, windows, level),
-                                 n_resamples=n_resamples, seed=seed)
-        return _answer("systems", answer, format, table)
-    except AnalysisError as exc:
-        raise _unprocessable(exc) from None
+    answer = systems_summary(session, selection=_selection(runs, systems, group_by, windows, level),
+                             n_resamples=n_resamples, seed=seed)
+    return _answer("systems", answer, format, table)
 
 
 @router.get("/correlations", responses=JSON_OR_CSV | ANALYSIS_ERRORS)
@@ -106,12 +97,8 @@ def correlation(session: SessionDep, windows: Windows, runs: Runs = [], systems:
                 group_by: GroupBy = "system", level: Level = "realised",
                 judge: str | None = None, format: Format = "json"):
     """Spearman rho and p between the HindSight score and each judge dimension, overall and per group."""
-    try:
-        return _answer("correlations", correlations(session, selection=_selection(runs, systems, group_by, windows,
-                                                                                  level),
-                                                    judge=judge), format, None)
-    except AnalysisError as exc:
-        raise _unprocessable(exc) from None
+    return _answer("correlations", correlations(session, selection=_selection(runs, systems, group_by, windows, level),
+                                                judge=judge), format, None)
 
 
 @router.get("/quadrants", responses=JSON_OR_CSV | ANALYSIS_ERRORS)
@@ -123,15 +110,11 @@ def quadrant_table(session: SessionDep, windows: Windows, runs: Runs = [], syste
              page: Annotated[int, Query(ge=1)] = 1, page_size: Annotated[int, Query(ge=1, le=1000)] = 20,
              format: Format = "json", table: Literal["counts", "ideas"] | None = None):
     """Quadrant counts and shares per group (cuts echoed) and a sorted page of ideas per quadrant with best match."""
-    try:
-        answer = quadrants(session, selection=_selection(runs, systems, group_by, windows, level), judge=judge,
-                           dimension=dimension,
-                           hindsight_cut=hindsight_cut, judge_cut=judge_cut, quadrant=quadrant, sort=sort,
-                           order=order, page=page, page_size=None if format == "csv" and table == "ideas"
-                           else page_size)
-        return _answer("quadrants", answer, format, table)
-    except AnalysisError as exc:
-        raise _unprocessable(exc) from None
+    answer = quadrants(session, selection=_selection(runs, systems, group_by, windows, level), judge=judge,
+                       dimension=dimension, hindsight_cut=hindsight_cut, judge_cut=judge_cut, quadrant=quadrant,
+                       sort=sort, order=order, page=page,
+                       page_size=None if format == "csv" and table == "ideas" else page_size)
+    return _answer("quadrants", answer, format, table)
 
 
 @router.get("/quadrants.{fmt}", response_class=Response, responses=IMAGE | ANALYSIS_ERRORS)
@@ -141,11 +124,8 @@ def quadrant_image(fmt: Literal["png", "svg"], session: SessionDep, windows: Win
                    hindsight_cut: HindsightCut = None, judge_cut: JudgeCut = None) -> Response:
     """The quadrant scatter: HindSight vs judge score, one colour per group, cut lines, shares per quadrant."""
     selection = _selection(runs, systems, group_by, windows, level)
-    try:
-        frame, meta = quadrant_points(session, selection=selection, judge=judge, dimension=dimension,
-                                      hindsight_cut=hindsight_cut, judge_cut=judge_cut)
-    except AnalysisError as exc:
-        raise _unprocessable(exc) from None
+    frame, meta = quadrant_points(session, selection=selection, judge=judge, dimension=dimension,
+                                  hindsight_cut=hindsight_cut, judge_cut=judge_cut)
     answer = {**meta, "counts": quadrant_counts(frame)}
     return Response(_plots().quadrant_plot(frame, answer, fmt=fmt, matchers=matcher_labels(session, frame["score_id"])),
                     media_type=_plots().FORMATS[fmt])
@@ -155,28 +135,16 @@ def quadrant_image(fmt: Literal["png", "svg"], session: SessionDep, windows: Win
 def distribution_image(fmt: Literal["png", "svg"], session: SessionDep, windows: Windows, runs: Runs = [],
                        systems: Systems = [], group_by: GroupBy = "system", level: Level = "realised") -> Response:
     """Per-group HindSight score distributions."""
-    try:
-        ideas = load_ideas(session, _selection(runs, systems, group_by, windows, level))
-    except AnalysisError as exc:
-        raise _unprocessable(exc) from None
+    ideas = load_ideas(session, _selection(runs, systems, group_by, windows, level))
     return Response(_plots().distribution_plot(ideas, fmt=fmt, matchers=matcher_labels(session, ideas["score_id"])),
                     media_type=_plots().FORMATS[fmt])
 
 
 def _sensitivity(session, settings, holder, *, runs, systems, group_by, cutoffs, until, top_k, n_resamples, seed):
-    try:
-        loaded = holder.current()
-        embedder = holder.embedder_for(loaded)
-    except NoIndex as exc:
-        raise HTTPException(503, str(exc)) from None
-    try:
-        return cutoff_sensitivity(session, loaded=loaded, embedder=embedder,
-                                  selection=_selection(runs, systems, group_by), cutoffs=cutoffs, until=until,
-                                  top_k=top_k or settings.top_k, n_resamples=n_resamples, seed=seed)
-    except WindowError as exc:
-        raise HTTPException(exc.status, exc.detail()) from None
-    except AnalysisError as exc:
-        raise _unprocessable(exc) from None
+    loaded = holder.current()
+    return cutoff_sensitivity(session, loaded=loaded, embedder=holder.embedder_for(loaded),
+                              selection=_selection(runs, systems, group_by), cutoffs=cutoffs, until=until,
+                              top_k=top_k or settings.top_k, n_resamples=n_resamples, seed=seed)
 
 
 # the pattern is checked by the handler's own parser (its 422 names the field and the built range)
@@ -219,7 +187,4 @@ def cutoffs_image(fmt: Literal["png", "svg"], session: SessionDep, settings: Set
 @router.get("/ideas/{idea_pk}", responses=errors(404, 422))
 def idea(idea_pk: Annotated[int, Path(ge=1, le=2**63 - 1)], session: SessionDep) -> dict:
     """One idea with its score context, every retrieved paper (similarity, impact) and its judge scores."""
-    try:
-        return idea_detail(session, idea_pk=idea_pk)
-    except AnalysisError as exc:
-        raise HTTPException(404, str(exc)) from None
+    return idea_detail(session, idea_pk=idea_pk)

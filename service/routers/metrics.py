@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Path, Query
+from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, Field
 
 from service.errors import BODY, errors
-from service.metrics import TASKS, MetricsInputError, Report, get_task, run_task
+from service.metrics import TASKS, Report, run_task, task_named
 from service.metrics.report import Compat, with_compat
 
 router = APIRouter(prefix="/v1/metrics", tags=["metrics"])
@@ -49,15 +49,6 @@ def compute_metrics(benchmark: Annotated[str, Path(json_schema_extra={"enum": BE
                                                                  "which block `n` and `metrics` repeat; both "
                                                                  "blocks are always in the answer")) -> Report:
     """Score predictions against gold for one benchmark task: the strict and the reference block."""
-    spec = get_task(benchmark, task)
-    if spec is None:
-        known = ", ".join(f"{b}/{t}" for b, t in TASKS)
-        raise HTTPException(status_code=404, detail=f"unknown metrics task {benchmark}/{task}; known: {known}")
-    try:
-        report = run_task(spec, gold=body.gold, predictions=body.predictions,
-                          predictions_after=body.predictions_after, seed=body.seed, n_boot=body.n_boot)
-    except MetricsInputError as error:
-        loc = ["body", *(part for part in (error.source, error.index, error.field) if part is not None)]
-        raise HTTPException(status_code=422,
-                            detail=[{"loc": loc, "msg": str(error), "type": "value_error"}]) from error
+    report = run_task(task_named(benchmark, task), gold=body.gold, predictions=body.predictions,
+                      predictions_after=body.predictions_after, seed=body.seed, n_boot=body.n_boot)
     return with_compat(report, compat)

@@ -2,30 +2,22 @@
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, File, HTTPException, Query, UploadFile
+from fastapi import APIRouter, File, Query, UploadFile
 from pydantic import BaseModel, Field, StrictBool
-from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 
 from indexing.fetch import openalex, s2
 from indexing.fetch.refresh import refresh_citations
 from indexing.fetch.walk import run as run_walk
-from indexing.ingest import IngestRejected, ingest_bytes
-from indexing.models import Paper
+from indexing.ingest import ingest_bytes
 from indexing.sources.formats import VENUE_YEAR
 from service.deps import AdminDep, JobsDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
+from service.papers import PaperOut, paper_named, paper_out
 from service.schemas import IsoDate
+from service.uploads import read_within
 
 router = APIRouter(prefix="/v1/papers", tags=["papers"])
-
-
-def paper_dict(p: Paper) -> dict:
-    return {"paper_id": p.paper_id, "source": p.source, "title": p.title, "abstract": p.abstract,
-            "publication_date": p.publication_date.isoformat(), "date_rule": p.date_rule, "year": p.year,
-            "venue": p.venue, "status": p.status, "citation_count": p.citation_count,
-            "citations_at": p.citations_at.isoformat() if p.citations_at else None, "doi": p.doi,
-            "arxiv_id": p.arxiv_id, "updated_at": p.updated_at.isoformat()}
 
 
 class FetchRequest(BaseModel):
@@ -77,13 +69,10 @@ def refresh(settings: SettingsDep, jobs: JobsDep, req: RefreshRequest | None = N
         settings, source=req.source, cutoff=req.cutoff, until=req.until, force=req.force, progress=progress))
 
 
-@router.get("/{paper_id:path}", responses=errors(404, 503))
-def get_paper(paper_id: str, session: SessionDep) -> dict:
+@router.get("/{paper_id:path}", response_model=PaperOut, responses=errors(404, 503))
+def get_paper(paper_id: str, session: SessionDep) -> PaperOut:
     """One paper by its source's own id."""
-    paper = session.scalars(select(Paper).where(Paper.paper_id == paper_id)).first()
-    if paper is None:
-        raise HTTPException(404, f"no paper with id {paper_id!r}")
-    return paper_dict(paper)
+    return paper_out(paper_named(session, paper_id))
 
 
 @router.post("", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 422, 503))
@@ -98,14 +87,7 @@ async def ingest(file: Annotated[UploadFile, File(description=(
                      description="A paperlists file's venue and year when the upload's filename does not give "
                                  "them (e.g. iclr2024 for iclr2024.json; read by no other format)")] = None) -> dict:
     """Ingest an uploaded paper file with the CLI's rules: invalid rows reject the whole file unless skip_invalid."""
-    limit = settings.max_upload_bytes  # the body as a whole: FastAPI's max_body_size (service.app)
-    data = await file.read(limit + 1)
-    if len(data) > limit:
-        raise HTTPException(413, f"upload exceeds the limit of {limit} bytes (HINDSIGHT_MAX_UPLOAD_BYTES)")
-    name = file.filename or "upload"
-    try:
-        report = await run_in_threadpool(ingest_bytes, data, name, db_path=settings.db_path, fmt=format,
-                                         skip_invalid=skip_invalid, venue_year=venue_year)
-    except IngestRejected as exc:
-        raise HTTPException(422, {"message": str(exc).splitlines()[0], **exc.report.as_dict()}) from None
+    data, = await read_within([file], settings.max_upload_bytes)
+    report = await run_in_threadpool(ingest_bytes, data, file.filename or "upload", db_path=settings.db_path,
+                                     fmt=format, skip_invalid=skip_invalid, venue_year=venue_year)
     return report.as_dict()

@@ -3,21 +3,20 @@
 from collections.abc import Callable, Coroutine
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, File, Form, HTTPException, Request, Response, Security, UploadFile
+from fastapi import APIRouter, File, Form, Request, Response, Security, UploadFile
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
-from indexing.matcher.corpus import MatcherUnavailable
+from indexing.errors import DomainError, TooLarge
 from indexing.settings import Settings
-from indexing.windows import WindowError
 from service.deps import ADMIN_TOKEN, HolderDep, SettingsDep, require_admin
 from service.errors import ADMIN, BODY, errors
 from service.generator_runs import score_run
-from service.ideas import FORMATS, LayoutError, ReadResult, SourceFile, mapping_named, read_files, unpack
+from service.ideas import FORMATS, ReadResult, SourceFile, mapping_named, read_files, unpack
 from service.ideas.reader import MAPPINGS
 from service.schemas import IsoDate, ScoreRequest, ScoreResponse
-from service.state import IndexHolder, NoIndex
-from service.systems import SystemInputError
+from service.state import IndexHolder
+from service.uploads import read_within
 
 UPLOAD_FIELDS = {
     "files": {"type": "array", "minItems": 1, "items": {"type": "string", "format": "binary", "minLength": 1},
@@ -66,20 +65,23 @@ router = APIRouter(prefix="/v1", tags=["scoring"], route_class=ScoreRoute)
 
 
 def check_limits(req: ScoreRequest, max_ideas: int, max_chars: int) -> None:
-    if len(req.ideas) > max_ideas:
-        raise HTTPException(413, f"too many ideas: {len(req.ideas)} > {max_ideas} per request "
-                                 "(HINDSIGHT_MAX_IDEAS_PER_REQUEST)")
+    check_count(len(req.ideas), max_ideas)
     for i, idea in enumerate(req.ideas):
         for name in ("problem", "method", "text"):
             value = getattr(idea, name)
             if value and len(value) > max_chars:
-                raise HTTPException(422, f"ideas[{i}].{name} is {len(value)} characters; the limit is {max_chars} "
-                                         "(HINDSIGHT_MAX_TEXT_CHARS)")
+                raise DomainError(f"ideas[{i}].{name} is {len(value)} characters; the limit is {max_chars} "
+                                  "(HINDSIGHT_MAX_TEXT_CHARS)")
     seen: set[str] = set()
     for i, idea in enumerate(req.ideas):
         if idea.id in seen:
-            raise HTTPException(422, f"ideas[{i}].id {idea.id!r} is repeated in this request")
+            raise DomainError(f"ideas[{i}].id {idea.id!r} is repeated in this request")
         seen.add(idea.id)
+
+
+def check_count(ideas: int, max_ideas: int) -> None:
+    if ideas > max_ideas:
+        raise TooLarge(f"too many ideas: {ideas} > {max_ideas} per request (HINDSIGHT_MAX_IDEAS_PER_REQUEST)")
 
 
 def as_json(answer: ScoreResponse) -> Response:
@@ -91,21 +93,11 @@ def as_json(answer: ScoreResponse) -> Response:
 def _score(settings: Settings, holder: IndexHolder, *, read: ReadResult, system: str, run: str, cutoff: str | None,
            until: str | None, top_k: int | None, matcher: str | None, knowledge_cutoff: str | None = None,
            upload: bool = False, prior_art: bool | None = None, lookback_days: int | None = None) -> ScoreResponse:
-    try:
-        loaded = holder.current()  # this request keeps this version even if a new one is published meanwhile
-        embedder = holder.embedder_for(loaded)
-    except NoIndex as exc:
-        raise HTTPException(503, str(exc)) from None
-    try:  # stored in its own transaction, committed before the answer; a locked database past the budget is a 503
-        done = score_run(settings, loaded=loaded, embedder=embedder, read=read, system=system, run=run,
-                         knowledge_cutoff=knowledge_cutoff, cutoff=cutoff, until=until, top_k=top_k, matcher=matcher,
-                         prior_art=prior_art, lookback_days=lookback_days)
-    except SystemInputError as exc:
-        raise HTTPException(422, {"message": str(exc), "field": exc.field}) from None
-    except WindowError as exc:
-        raise HTTPException(exc.status, exc.detail()) from None
-    except MatcherUnavailable as exc:  # the version holds no lexical index (or fit) for the asked matcher
-        raise HTTPException(409, str(exc)) from None
+    loaded = holder.current()  # this request keeps this version even if a new one is published meanwhile
+    # stored in its own transaction, committed before the answer; a locked database past the budget is a 503
+    done = score_run(settings, loaded=loaded, embedder=holder.embedder_for(loaded), read=read, system=system,
+                     run=run, knowledge_cutoff=knowledge_cutoff, cutoff=cutoff, until=until, top_k=top_k,
+                     matcher=matcher, prior_art=prior_art, lookback_days=lookback_days)
     counts = {**read.counts(), "scored": len(done.results)} if upload else None  # uploads report what was read
     return ScoreResponse(**done.context.model_dump(), system=system, run=run, run_id=done.run_id, ideas=done.results,
                          read=counts, judge_scores=done.ratings)
@@ -130,27 +122,12 @@ async def score_upload(
     if knowledge_cutoff is not None:
         require_admin(settings, authorization)
     limit = settings.max_upload_bytes
-    sources, total = [], 0
-    for upload in files:
-        data = await upload.read(limit + 1)
-        total += len(data)
-        if total > limit:
-            raise HTTPException(413, f"upload exceeds the limit of {limit} bytes (HINDSIGHT_MAX_UPLOAD_BYTES)")
-        sources.append(SourceFile(upload.filename or "upload", data))
-    try:
-        read = read_files(unpack(sources, limit=limit), format, mappings=mapping_named(mapping),
-                          max_chars=settings.max_text_chars)
-    except LayoutError as exc:
-        raise HTTPException(422, {"message": str(exc), "errors": [exc.as_dict()]}) from None
-    if read.refusals and not skip_invalid:
-        raise HTTPException(422, {"message": f"{len(read.refusals)} of {read.read} ideas refused, nothing scored "
-                                             "(skip_invalid=true scores the others)", "errors":
-                                  [r.as_dict() for r in read.refusals], **read.counts()})
-    if not read.ideas:
-        raise HTTPException(422, {"message": "no ideas in the upload", "errors": [], **read.counts()})
-    if len(read.ideas) > settings.max_ideas_per_request:
-        raise HTTPException(413, f"too many ideas: {len(read.ideas)} > {settings.max_ideas_per_request} per request "
-                                 "(HINDSIGHT_MAX_IDEAS_PER_REQUEST)")
+    sources = [SourceFile(upload.filename or "upload", data)
+               for upload, data in zip(files, await read_within(files, limit))]
+    read = read_files(unpack(sources, limit=limit), format, mappings=mapping_named(mapping),
+                      max_chars=settings.max_text_chars)
+    read.require_ideas(skip_invalid)
+    check_count(len(read.ideas), settings.max_ideas_per_request)
     return as_json(await run_in_threadpool(
         _score, settings, holder, read=read, system=system, run=run, cutoff=cutoff, until=until, top_k=top_k,
         matcher=matcher, knowledge_cutoff=knowledge_cutoff.isoformat() if knowledge_cutoff else None, upload=True,

@@ -2,13 +2,13 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Path
+from fastapi import APIRouter, Path
 from pydantic import BaseModel, Field
 
 from service.deps import AdminDep, SessionDep
 from service.errors import ADMIN, BODY, errors
 from service.schemas import IsoDate
-from service.systems import SystemInputError, as_dict, get_system, list_systems, set_system
+from service.systems import as_dict, list_systems, set_system, system_named
 
 router = APIRouter(prefix="/v1/systems", tags=["systems"])
 
@@ -28,16 +28,10 @@ def systems(session: SessionDep) -> list[dict]:
 
 @router.get("/{name}", responses=errors(404, 422, 503))
 def system(name: Name, session: SessionDep) -> dict:
-    found = get_system(session, name)
-    if found is None:
-        raise HTTPException(404, f"no system {name!r} declared; declare it with PUT /v1/systems/{{name}}")
-    return as_dict(found)
+    return as_dict(system_named(session, name))
 
 
 @router.put("/{name}", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 422, 503))
 def declare(name: Name, body: SystemIn, session: SessionDep) -> dict:
     """Declare a system's knowledge cutoff: its runs default to it, and earlier cutoffs get a leak_risk warning."""
-    try:
-        return set_system(session, name=name, knowledge_cutoff=body.knowledge_cutoff, model=body.model)
-    except SystemInputError as exc:
-        raise HTTPException(422, {"field": exc.field, "message": str(exc)}) from None
+    return set_system(session, name=name, knowledge_cutoff=body.knowledge_cutoff, model=body.model)
