@@ -295,3 +295,42 @@ def prior_art_version(home: Path, embedder: Embedder, n: int = 60) -> dict[str, 
              for cls, pid in PRIOR_ART_IDEAS.items()}
     return {"already_published": ideas["already"], "recalled": ideas["recalled"],
             "anticipated": ideas["anticipated"], "unrealised": {"id": "vague", "text": VAGUE_IDEA}}
+
+
+def demo_home(home: Path) -> dict[str, int]:
+    """A home as ./scripts/demo.sh leaves it, through the CLI: the sample corpus and index, runs own-cutoff (each
+    system at its knowledge cutoff) and demo (both at 2024-06-01) with the judges' scores, plus a reader's labels of
+    the demo ideas' first three candidates (the matcher's call, some direction calls added) and a draw of 8 per
+    system. Returns the run ids by "system/run"."""
+    import sqlite3
+
+    from tests.helpers import run_cli
+
+    steps = [("ingest", str(SAMPLE_PAPERS)), ("index", "build"),
+             ("system", "set", "rag-generator", "--knowledge-cutoff", "2023-12-01"),
+             ("system", "set", "vanilla-generator", "--knowledge-cutoff", "2024-06-01"),
+             ("score", str(ROOT / "data/ideas/rag.jsonl"), "--system", "rag-generator", "--run", "own-cutoff"),
+             ("score", str(ROOT / "data/ideas/vanilla.jsonl"), "--system", "vanilla-generator", "--run", "own-cutoff"),
+             ("score", str(ROOT / "data/ideas/rag.jsonl"), "--system", "rag-generator", "--run", "demo", "--cutoff",
+              "2024-06-01"),
+             ("score", str(ROOT / "data/ideas/vanilla.jsonl"), "--system", "vanilla-generator", "--run", "demo",
+              "--cutoff", "2024-06-01"),
+             ("judge", "import", str(ROOT / "data/judge_scores.csv"), "--run", "demo")]
+    for args in steps:
+        out = run_cli(home, *args)
+        assert out.returncode == 0, (args, out.stderr)
+    with sqlite3.connect(home / "hindsight.db") as con:
+        rows = con.execute(
+            "SELECT r.system, r.label, i.idea_id, m.paper_id, m.above_threshold, m.rank FROM matches m "
+            "JOIN scores s ON s.id = m.score_id JOIN ideas i ON i.pk = s.idea_pk JOIN runs r ON r.id = i.run_id "
+            "WHERE r.label = 'demo' AND m.rank <= 3 ORDER BY i.pk, m.rank").fetchall()
+        runs = {f"{s}/{label}": rid for rid, s, label in con.execute("SELECT id, system, label FROM runs")}
+    labels = home / "labels.jsonl"
+    labels.write_text("".join(json.dumps({
+        "run": run, "system": system, "idea_id": idea, "paper_id": paper, "annotator": "reader",
+        "label": "realised" if above else "direction" if rank == 1 and n % 4 == 0 else "none"}) + "\n"
+        for n, (system, run, idea, paper, above, rank) in enumerate(rows)))
+    for args in (("label", "import", str(labels)), ("label", "draw", "--run", "demo", "--n", "8", "--seed", "1")):
+        out = run_cli(home, *args)
+        assert out.returncode == 0, (args, out.stderr)
+    return runs
