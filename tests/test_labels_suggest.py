@@ -60,9 +60,9 @@ def test_suggested_labels_are_the_models_own_and_cached(settings, replay, tmp_pa
     assert len(people) == 20  # the person's labels untouched
     pair = report.agreement[0]
     assert {pair["a"], pair["b"]} == {"ann", report.annotator} and pair["ideas"] == 4
-    # one answer wrong; the unreadable one is left unlabelled, which the pair counts as none
-    assert pair["pair"]["n"] == 20
-    assert pair["pair"]["agree"] == 19 - (planted[second]["truth"][f"{second}-c4"] != "none")
+    # one answer wrong; the unreadable one is left unlabelled, so the pair counts only the 19 both labelled
+    assert pair["pair"]["n"] == 19 and pair["pair"]["agree"] == 18
+    assert {pair["pair"]["only_a"], pair["pair"]["only_b"]} == {0, 1}
     assert 0 < pair["pair"]["kappa"] < 1
     again = suggest(settings.db_path, draws=[made["draw"]], judge=judge, candidates=5)
     assert again.new_calls == 0 and again.cached == 20 and again.labelled == 19

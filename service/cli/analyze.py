@@ -259,8 +259,12 @@ def _labelled(run, system, by, level, cutoff, until, pool, confidence, predictor
 
 def kappa_line(k: dict) -> str:
     """Two annotators' agreement (Cohen's kappa) on one line."""
-    return (f"{k['a']} vs {k['b']} on {k['ideas']} ideas: pair kappa {_fmt(k['pair']['kappa'], 2)} "
-            f"({k['pair']['agree']} of {k['pair']['n']} agree); idea kappa realised "
+    pair, dec = k["pair"], k["pair_decision"]
+    return (f"{k['a']} vs {k['b']} on {k['ideas']} ideas: pair kappa {_fmt(pair['kappa'], 2)} "
+            f"({pair['agree']} of {pair['n']} pairs both labelled agree; {pair['only_a'] + pair['only_b']} labelled "
+            f"by one only: {pair['only_a']} {k['a']}, {pair['only_b']} {k['b']}); per pair kappa realised "
+            f"{_fmt(dec['realised']['kappa'], 2)}, direction {_fmt(dec['direction']['kappa'], 2)} "
+            f"({dec['direction']['agree']} of {dec['direction']['n']} agree); idea kappa realised "
             f"{_fmt(k['idea']['realised']['kappa'], 2)}, direction {_fmt(k['idea']['direction']['kappa'], 2)}")
 
 

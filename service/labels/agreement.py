@@ -84,11 +84,19 @@ def kappa(a: list[str], b: list[str]) -> float | None:
     return value if np.isfinite(value) else None
 
 
+def _agreement(a: list[str], b: list[str]) -> dict[str, Any]:
+    return {"n": len(a), "agree": sum(x == y for x, y in zip(a, b)), "kappa": kappa(a, b)}
+
+
 def annotators(labels: dict[str, dict[int, dict[str, tuple[str, Any]]]], calls: dict[int, IdeaCalls], *,
                shown: int) -> list[dict]:
-    """Every two annotators over the ideas both labelled: raw agreement and Cohen's kappa on the three labels per
-    pair (their pair sets' union; a pair one of them left unlabelled counts as that one's `none`), and on each
-    decision per idea."""
+    """Every two annotators over the ideas both labelled: raw agreement and Cohen's kappa over the pairs **both**
+    gave a label (an explicit `none` included; a pair only one of them labelled, e.g. a candidate past the other's
+    sheet, is counted in `only_a` / `only_b`, never as the other's `none`). `pair`: the three labels per pair;
+    `pair_decision`: each decision per pair (realised or not, direction or not); `idea`: each decision per idea,
+    whether the idea has such a pair among the pairs both labelled (ideas without a pair both labelled are left
+    out). `shown` is kept for the callers: what an annotator was shown is what they labelled."""
+    del calls, shown
     names = sorted(labels)
     out = []
     for i, a in enumerate(names):
@@ -96,20 +104,25 @@ def annotators(labels: dict[str, dict[int, dict[str, tuple[str, Any]]]], calls: 
             both = sorted(set(labels[a]) & set(labels[b]))
             la: list[str] = []
             lb: list[str] = []
+            only_a = only_b = 0
             per_idea: dict[str, tuple[list[str], list[str]]] = {d: ([], []) for d in DECISIONS}
             for pk in both:
-                pa = pair_set(labels[a][pk], calls.get(pk), shown)
-                pb = pair_set(labels[b][pk], calls.get(pk), shown)
-                for paper in sorted(set(pa) | set(pb)):
-                    la.append(pa.get(paper, "none"))
-                    lb.append(pb.get(paper, "none"))
+                pa = {p: lab for p, (lab, _) in labels[a][pk].items()}
+                pb = {p: lab for p, (lab, _) in labels[b][pk].items()}
+                common = sorted(set(pa) & set(pb))
+                only_a += len(set(pa) - set(pb))
+                only_b += len(set(pb) - set(pa))
+                la += [pa[p] for p in common]
+                lb += [pb[p] for p in common]
+                if not common:
+                    continue
                 for d in DECISIONS:
-                    per_idea[d][0].append(str(any(_truth(x, d) for x in pa.values())))
-                    per_idea[d][1].append(str(any(_truth(x, d) for x in pb.values())))
+                    per_idea[d][0].append(str(any(_truth(pa[p], d) for p in common)))
+                    per_idea[d][1].append(str(any(_truth(pb[p], d) for p in common)))
             out.append({
                 "a": a, "b": b, "ideas": len(both),
-                "pair": {"n": len(la), "agree": sum(x == y for x, y in zip(la, lb)), "kappa": kappa(la, lb)},
-                "idea": {d: {"n": len(per_idea[d][0]),
-                             "agree": sum(x == y for x, y in zip(*per_idea[d])), "kappa": kappa(*per_idea[d])}
-                         for d in DECISIONS}})
+                "pair": {**_agreement(la, lb), "only_a": only_a, "only_b": only_b},
+                "pair_decision": {d: _agreement([str(_truth(x, d)) for x in la], [str(_truth(x, d)) for x in lb])
+                                  for d in DECISIONS},
+                "idea": {d: _agreement(*per_idea[d]) for d in DECISIONS}})
     return out

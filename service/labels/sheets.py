@@ -13,9 +13,21 @@ from service.labels.candidates import candidates_of, lookback_candidates_of
 from service.labels.draws import LabelError
 from service.labels.models import Draw, DrawIdea
 
-# the short columns first, so that they stay in view beside the long texts; `label` and `annotator` are to fill
+# the short columns first, so that they stay in view beside the long texts; `label` and `annotator` are to fill;
+# `how_to_label` holds the protocol in short on the sheet's first row
 FIELDS = ("draw", "system", "run", "position", "idea_id", "side", "rank", "paper_id", "label", "annotator",
-          "similarity", "title", "evidence_sentence", "abstract", "problem", "method", "text")
+          "how_to_label", "similarity", "title", "evidence_sentence", "abstract", "problem", "method", "text")
+# the protocol for direction and realised (docs/labels.md, in full docs/labels-protocol.md), as the sheet carries it
+PROTOCOL = ("Label each candidate realised, direction or none (docs/labels-protocol.md). 1. Before reading the "
+            "candidates, write the idea's problem as one sentence '<failure or task> of <object> on <input / "
+            "setting>' at the grain of a paper title, from its problem statement, with no word of its method; a "
+            "bare area (hallucination, bias, LLM safety, math reasoning) is not a problem. 2. direction: the "
+            "paper's own title or abstract states a task or failure and a setting that fill the same three slots "
+            "(names may differ); one slot one step narrower counts, one step wider only if the abstract names the "
+            "idea's case; a benchmark or analysis of the failure counts only if the idea measures it too or the "
+            "paper also tests a remedy; applicable is not stated. 3. realised: direction, and the paper's core "
+            "mechanism is the idea's method (details, data, names may differ); the same method on another problem "
+            "is none. When unsure, take the narrower answer.")
 # the columns import reads; the others are there to be read by whoever labels
 KEYS = {"draw", "idea_id", "side", "paper_id", "label", "annotator"}
 FORMATS = ("jsonl", "csv")
@@ -41,7 +53,8 @@ def sheet_rows(session: Session, *, draws: list[int], candidates: int) -> list[d
             for side, c in sides:
                 rows.append({"draw": draw_id, "system": run.system, "run": run.label, "position": position,
                              "idea_id": idea.idea_id, "side": side, "rank": c["rank"], "paper_id": c["paper_id"],
-                             "label": "", "annotator": "", "similarity": round(float(c["similarity"]), 4),
+                             "label": "", "annotator": "", "how_to_label": "" if rows else PROTOCOL,
+                             "similarity": round(float(c["similarity"]), 4),
                              "title": c["title"], "evidence_sentence": c["evidence_sentence"] or "",
                              "abstract": c["abstract"] or "", "problem": idea.problem or "",
                              "method": idea.method or "", "text": idea.text or ""})

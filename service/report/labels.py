@@ -70,7 +70,9 @@ def labels_section(answer: dict | None, why: str | None) -> Section:
                           _agreement_rows(answer)))
     for k in answer["agreement"]["annotators"]:
         s.text.append(f"{k['a']} and {k['b']} on {k['ideas']} ideas: pair kappa {fmt(k['pair']['kappa'], 2)} "
-                      f"({k['pair']['agree']} of {k['pair']['n']} agree); idea kappa realised "
+                      f"({k['pair']['agree']} of {k['pair']['n']} pairs both labelled agree; "
+                      f"{k['pair']['only_a'] + k['pair']['only_b']} labelled by one only); direction per pair "
+                      f"{fmt(k['pair_decision']['direction']['kappa'], 2)}; idea kappa realised "
                       f"{fmt(k['idea']['realised']['kappa'], 2)}, direction {fmt(k['idea']['direction']['kappa'], 2)}.")
     s.plots.append("labels")
     s.warnings = warnings(answer)

@@ -278,8 +278,10 @@ async function labEstimates() {
       `${lb.matcher.pair.realised.tp} right, ${lb.matcher.pair.realised.fp} wrong, ${lb.matcher.pair.realised.fn} missed.`
     : "");
   const pairs = answer.agreement.annotators.map((k) => el("li", { "data-annotators": `${k.a}|${k.b}` },
-    `${k.a} and ${k.b} on ${k.ideas} ideas both labelled: pairs ${k.pair.agree} of ${k.pair.n} agree, ` +
-    `Cohen's κ ${fmt(k.pair.kappa, 2)}; per idea κ realised ${fmt(k.idea.realised.kappa, 2)}, ` +
+    `${k.a} and ${k.b} on ${k.ideas} ideas both labelled: pairs ${k.pair.agree} of ${k.pair.n} agree ` +
+    `(the pairs both labelled; ${k.pair.only_a + k.pair.only_b} labelled by one only), ` +
+    `Cohen's κ ${fmt(k.pair.kappa, 2)}, direction per pair κ ${fmt(k.pair_decision.direction.kappa, 2)}; ` +
+    `per idea κ realised ${fmt(k.idea.realised.kappa, 2)}, ` +
     `direction ${fmt(k.idea.direction.kappa, 2)}. The estimates use ${answer.annotator}'s labels.`));
   $("estimates-annotators").replaceChildren(...pairs);
   $("estimates-warnings").replaceChildren(...answer.warnings.map((w) => el("li", {}, w.message)));
