@@ -16,6 +16,7 @@ from indexing.embedders import load_embedder
 from indexing.ingest import ingest_path
 from indexing.matcher import calibrate as cal
 from indexing.matcher import fitting
+from indexing.matcher.reference import build_lexicon, build_spread
 from indexing.settings import Settings
 from tests.helpers import SHARED_DATA
 
@@ -48,7 +49,10 @@ def dev_stack():
     ideas, skipped = fitting.labelled_ideas([DEV], embedder, corpus.position)
     assert not skipped and sum(i.kind == "method_swap" for i in ideas) == 60
     encode = lambda texts: embedder.encode(texts, batch_size=settings.batch_size)  # noqa: E731
-    return cal.Stacked.of(ideas, cal.build_candidates(ideas, corpus.corpus, encode, n=fitting.N_CANDIDATES))
+    # the fit's reference, as hindsight calibrate makes it: the corpus's lexicon and vector spread
+    lexicon = build_lexicon(f"{r.title or ''}\n{r.abstract or ''}" for r in corpus.rows)
+    return cal.Stacked.of(ideas, cal.build_candidates(ideas, corpus.corpus, encode, n=fitting.N_CANDIDATES,
+                                                      lexicon=lexicon, spread=build_spread(corpus.corpus.matrix)))
 
 
 def test_out_of_fold_figures_hold_on_the_dev_set(dev_stack):

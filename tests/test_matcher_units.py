@@ -256,3 +256,40 @@ def test_out_of_range_ideas_are_warned_and_never_realised(minilm):
     assert ranges[4].can_realise and any("past the embedder's 256" in w and w.startswith("method")
                                          for w in ranges[4].warnings)
     assert "direction only" in ranges[1].for_hybrid()[-1]
+
+
+def test_pair_only_features_do_not_move_with_the_other_candidates(tmp_path):
+    from indexing.matcher.corpus import ArrayCorpus
+    from indexing.matcher.features import PAIR_ONLY, candidates, queries_of
+    from indexing.matcher.reference import (
+        ReferenceMissing, build_lexicon, build_spread, read_lexicon, read_spread, write_lexicon, write_spread,
+    )
+
+    rng = np.random.default_rng(5)
+    vecs = _unit(rng, 6)
+    titles = ["Sparse experts route tokens", "Kernels for graphs", "Robots grasp", "Graph kernels", "Bandit regret",
+              "Routing tokens to experts"]
+    abstracts = ["We route tokens to sparse experts with a learned gate.", "Kernels on graphs.", "Grasping.",
+                 "Graph kernels again.", "Regret of bandits.", "Experts and tokens, routed by a gate."]
+    lexicon = build_lexicon(f"{t}\n{a}" for t, a in zip(titles, abstracts))
+    name = write_lexicon(tmp_path, lexicon)
+    assert write_lexicon(tmp_path, lexicon) == name and read_lexicon(name, [tmp_path]).df == lexicon.df
+    spread = read_spread(write_spread(tmp_path, build_spread(vecs, k=3)), [tmp_path])
+    idea = IdeaFacets("sparse experts", "Route tokens to experts.", "A learned gate over sparse experts.")
+    facet_vectors = {f: vecs[0] for f in ("whole", "problem", "method")}
+
+    def features(keep: list[int]) -> dict[str, float]:
+        corpus = ArrayCorpus(vecs[keep], build_lexical([titles[k] for k in keep], [abstracts[k] for k in keep]),
+                             [titles[k] for k in keep])
+        c = candidates(corpus, facet_vectors, queries_of(corpus.lexical, idea), faceted=True, n=6, lexicon=lexicon,
+                       spread=spread, words=idea.words)
+        at = c.positions.index(0)
+        return {n: float(c.features[n][at]) for n in (*PAIR_ONLY, "cos_whole", "cos_method_own")}
+
+    alone, crowded = features([0, 4]), features([0, 1, 2, 3, 4, 5])  # paper 0 with other neighbours, other idf
+    assert alone == crowded and 0 < alone["lex_method"] <= 1 and alone["cos_whole_z"] > 1
+    (tmp_path / name).write_text((tmp_path / name).read_text().replace('"documents":6', '"documents":7'))
+    with pytest.raises(ValueError, match="does not match its name"):
+        read_lexicon(name, [tmp_path])
+    with pytest.raises(ReferenceMissing):
+        read_lexicon("lexicon-000000000000.json", [tmp_path / "nowhere"])

@@ -31,6 +31,7 @@ from indexing.matcher.decide import embed, rank
 from indexing.matcher.evaluate import Outcome
 from indexing.matcher.facets import IdeaFacets, encode_facets
 from indexing.matcher.features import Candidates, candidates, queries_of
+from indexing.matcher.reference import Lexicon, Spread
 from indexing.matcher.model import Logistic
 
 REALISED_KINDS = {"paraphrase", "loose", "realised"}
@@ -43,17 +44,18 @@ MODELS = ("direction", "method")
 NEGATIVE_KINDS = {"direction": ("vague", "none"),
                   "realised": ("hard_negative", "direction", "method_swap", "vague", "none")}
 
-# features per model and idea shape (text-only ideas have only whole-idea features), pool-relative where it counts
-FEATURES = {
+# features per model and idea shape (text-only ideas have only whole-idea features): pair-only, each depending on the
+# idea and the paper alone (features.py), so a pair is decided the same in every window; log_words carries the style
+FEATURES: dict[str, dict[str, tuple[str, ...]]] = {
     "direction": {
-        "facets": ("cos_problem", "cos_problem_margin", "bm25_problem_share", "bm25_problem_margin",
-                   "cos_whole", "cos_whole_margin"),
-        "text": ("cos_whole", "cos_whole_margin", "bm25_whole_share", "bm25_whole_margin"),
+        "facets": ("cos_problem", "cos_problem_z", "lex_problem_z", "cos_whole_z", "lex_whole", "log_words"),
+        "text": ("cos_whole", "cos_whole_z", "lex_whole", "lex_whole_z", "log_words"),
     },
     "method": {
-        "facets": ("cos_method", "cos_method_margin", "bm25_method_share", "bm25_method_margin",
-                   "cos_whole_margin"),
-        "text": ("cos_whole", "cos_whole_margin", "bm25_whole_share", "bm25_whole_margin"),
+        "facets": ("cos_method", "cos_method_z", "cos_method_own", "lex_method_z", "lex_method_own", "cos_whole_z",
+                   "log_words"),
+        "text": ("cos_whole", "cos_whole_z", "lex_whole", "lex_whole_z", "cos_parts_min_z", "lex_parts_min",
+                 "log_words"),
     },
 }
 CLASS_WEIGHT = None
@@ -121,7 +123,9 @@ def labels(idea: Labelled, cands: Candidates) -> dict[str, np.ndarray]:
     """Per model, which candidates are positives."""
     src = {idea.source, *idea.copies} if idea.source is not None else set()
     is_source = np.array([p in src for p in cands.positions], dtype=bool)
-    is_method = np.array([p == idea.method_source for p in cands.positions], dtype=bool)
+    # a swap's method paper has its method alone: a method label where problem and method are apart; as one text, a
+    # paper holding half of it is no realisation, and the text models learn that from the halves
+    is_method = np.array([p == idea.method_source and cands.faceted for p in cands.positions], dtype=bool)
     return {"direction": is_source & (idea.kind in REALISED_KINDS | DIRECTION_KINDS | SWAP_KINDS),
             "method": (is_source & (idea.kind in REALISED_KINDS)) | is_method}
 
@@ -252,15 +256,15 @@ def fit_final(st: Stacked, shape: str, target: float, c: float = C) -> tuple[dic
 
 
 def build_candidates(ideas: Sequence[Labelled], corpus, encode, *, n: int, text_only: bool = False,
-                     embedder=None) -> list[Candidates]:
+                     embedder=None, lexicon: Lexicon | None = None, spread: Spread | None = None) -> list[Candidates]:
     """Each idea's candidate pool over the corpus; with text_only, problem + method are joined into one text. With
     the embedder, the ideas are embedded as serving embeds them (decide.embed: each facet at its own length, through
     the backend's query path); without it, by `encode`, a facet at a time."""
     shaped = [i.facets.as_text() if text_only else i.facets for i in ideas]
     vectors = embed(embedder, shaped, "hybrid") if embedder is not None else encode_facets(
         lambda groups: [encode(g) for g in groups], shaped)
-    return [candidates(corpus, vecs, queries_of(corpus.lexical, idea), faceted=idea.faceted, n=n)
-            for idea, vecs in zip(shaped, vectors)]
+    return [candidates(corpus, vecs, queries_of(corpus.lexical, idea), faceted=idea.faceted, n=n, lexicon=lexicon,
+                       spread=spread, words=idea.words) for idea, vecs in zip(shaped, vectors)]
 
 
 def outcomes(st: Stacked, prob: dict[str, np.ndarray], t: dict[str, dict[str, float]], top_k: int = 20,

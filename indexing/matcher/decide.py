@@ -159,7 +159,8 @@ def decide_hybrid(ideas: Sequence[IdeaFacets], *, corpus: IndexCorpus, matcher: 
     for i, (f, vecs) in enumerate(zip(ideas, vectors)):
         shape = "facets" if f.faceted else "text"
         cands = candidates(corpus, vecs, queries_of(lexical, f), faceted=f.faceted,
-                           n=max(matcher.candidates, top_k), allowed=allowed, lexical=lexical)
+                           n=max(matcher.candidates, top_k), allowed=allowed, lexical=lexical,
+                           lexicon=matcher.lexicon, spread=matcher.spread, words=f.words)
         p = matcher.probabilities(shape, cands)
         is_r, is_d = matcher.decisions(shape, p)
         if ranges is not None and not ranges[i].can_realise:

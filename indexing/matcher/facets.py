@@ -1,6 +1,7 @@
 """An idea's facets: the one mapping from an idea's problem / method / free text to the texts the matcher compares
 (serving, fitting and evaluation all call `facets_of`), and their vectors in one encode call."""
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -19,6 +20,9 @@ class IdeaFacets:
     method: str | None = None
     plain: str | None = None  # the words of a one-facet idea, without the embedder's separator
     given: str = ""  # how the caller gave it: facets, problem (only), method (only) or text; "" = by its facets
+    # a one-text idea's two halves (at the sentence boundary nearest its middle), embedded and searched on their own:
+    # a paper that realises the idea holds both, one that shares only its problem or only its method holds one
+    parts: tuple[str, str] | None = None
 
     @property
     def shape_given(self) -> str:
@@ -27,6 +31,11 @@ class IdeaFacets:
     @property
     def faceted(self) -> bool:
         return bool(self.problem and self.problem.strip() and self.method and self.method.strip())
+
+    @property
+    def words(self) -> int:
+        """Word count of the idea's text (problem and method together): its style, for the pair-only features."""
+        return len(self.lexical_texts()["whole"].split())
 
     def lexical_texts(self) -> dict[str, str]:
         if self.faceted:
@@ -38,23 +47,47 @@ class IdeaFacets:
         """What each facet is embedded as."""
         if self.faceted:
             return {"whole": self.whole, "problem": str(self.problem), "method": str(self.method)}
-        return {"whole": self.whole}
+        return {"whole": self.whole, **({"first": self.parts[0], "second": self.parts[1]} if self.parts else {})}
 
     def as_text(self) -> "IdeaFacets":
         """The same idea given as one free text (problem and method joined): the text models' input."""
-        return IdeaFacets(" ".join(self.lexical_texts()["whole"].split("\n")), given="text")
+        text = " ".join(self.lexical_texts()["whole"].split("\n"))
+        return IdeaFacets(text, given="text", parts=halves(text))
+
+
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+MIN_PART_WORDS = 4
+
+
+def halves(text: str) -> tuple[str, str] | None:
+    """The text cut at the sentence boundary nearest its middle word (mid-sentence when it is one sentence); None
+    when a half would have fewer than MIN_PART_WORDS words."""
+    words = text.split()
+    if len(words) < 2 * MIN_PART_WORDS:
+        return None
+    sentences = [s for s in SENTENCE_END.split(text.strip()) if s]
+    if len(sentences) > 1:
+        counts = [len(s.split()) for s in sentences]
+        before = [sum(counts[:i]) for i in range(1, len(sentences))]
+        cut = min(range(len(before)), key=lambda i: abs(before[i] - len(words) / 2)) + 1
+        first, second = " ".join(sentences[:cut]), " ".join(sentences[cut:])
+        if min(len(first.split()), len(second.split())) >= MIN_PART_WORDS:
+            return first, second
+    middle = len(words) // 2
+    return " ".join(words[:middle]), " ".join(words[middle:])
 
 
 def facets_of(embedder: Embedder, *, problem: str | None = None, method: str | None = None,
               text: str | None = None) -> IdeaFacets:
     """Free text wins; else problem + method, both with content, are facets; one facet alone is a free text."""
     if text and text.strip():
-        return IdeaFacets(text.strip(), given="text")
+        return IdeaFacets(text.strip(), given="text", parts=halves(text.strip()))
     p, m = (problem or "").strip(), (method or "").strip()
     whole = join(embedder, p, m)
     if p and m:
         return IdeaFacets(whole, p, m, given="facets")
-    return IdeaFacets(whole, plain=p or m, given="problem" if p else "method")  # one facet only: the text models
+    # one facet only: the text models
+    return IdeaFacets(whole, plain=p or m, given="problem" if p else "method", parts=halves(p or m))
 
 
 def encode_facets(encode_many: Callable[[list[list[str]]], list[np.ndarray]], ideas: Sequence[IdeaFacets], *,

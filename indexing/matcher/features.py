@@ -13,8 +13,23 @@ Near-copies (a preprint and its proceedings version under two ids) are candidate
 >= NEAR_COPY or whose normalised titles are equal: they count as one for the margins, so two copies of the source
 do not cancel each other's lead. The pre-pool-relative features (cos_gap, bm25_gap, cos_method_gap,
 bm25_method_gap, dense_rr, lex_rr) stay for the matcher entries fitted on them.
+
+Pair-only features (what entries fitted with a reference lexicon decide on): every one depends on the idea and the
+paper alone, never on the other candidates or the window's papers, so a pair is decided the same in every window:
+  cos_f, cos_method_own   as above (the cosines are pair-only already)
+  lex_f                   idf-weighted share of the facet's stems the paper's title + abstract holds, the idf from
+                          the fit's reference lexicon (indexing.matcher.reference); lex_method_own for the method's
+                          stems the problem lacks
+  lex_f_z, cos_f_z        lex_f and cos_f against what the idea reaches on the fit's reference papers (by chance,
+                          and over their vectors' spread): the idea's own scale, without looking at the window
+  log_words               log of the idea's word count: its style (a two-line paraphrase or a long proposal)
+  cos_parts_min, lex_parts_min, cos_parts_min_z
+                          the lesser of the idea's two parts (problem and method; a one-text idea's two halves,
+                          facets.halves): a paper that realises the idea holds both
 """
 
+import math
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -23,13 +38,17 @@ import numpy as np
 from indexing.lexical import LexicalIndex, Query, WindowLexical, stemmer, top_positions, words
 from indexing.matcher.corpus import Allowed
 from indexing.matcher.facets import IdeaFacets
+from indexing.matcher.reference import Lexicon, Spread, stems
 
 FACETS = ("whole", "problem", "method")
 PER_FACET = ("cos", "cos_margin", "cos_z", "bm25", "bm25_share", "bm25_margin")
 OWN = ("cos_method_own", "cos_method_own_margin", "bm25_method_own_share", "bm25_method_own_margin")
+PAIR_ONLY = tuple(f"{k}_{f}{z}" for f in FACETS for k in ("lex", "cos") for z in ("", "_z") if f"{k}{z}" != "cos") + (
+    "lex_method_own", "log_words", "cos_parts_min", "cos_parts_min_z", "lex_parts_min")
+PARTS = ("first", "second")
 LEGACY = ("cos_gap", "bm25_gap", "cos_method_gap", "bm25_method_gap", "dense_rr", "lex_rr")
 ALL_FEATURES = tuple(_f for f in FACETS for _f in (f"cos_{f}", f"cos_{f}_margin", f"cos_{f}_z", f"bm25_{f}",
-                                                    f"bm25_{f}_share", f"bm25_{f}_margin")) + OWN + LEGACY
+                                                    f"bm25_{f}_share", f"bm25_{f}_margin")) + OWN + LEGACY + PAIR_ONLY
 N_CANDIDATES = 50
 NEAR_COPY = 0.95  # paper-paper cosine at or above which two candidates are one paper for the margins
 
@@ -90,16 +109,58 @@ def _z(values: np.ndarray) -> np.ndarray:
     return (values - values.mean()) / sd if sd > 1e-9 else np.zeros_like(values)
 
 
+_PAPER_STEMS: "weakref.WeakKeyDictionary[object, dict[int, frozenset[str]]]" = weakref.WeakKeyDictionary()
+
+
+def paper_stems(corpus, abstracts: Sequence[str], positions: Sequence[int]) -> list[frozenset[str]]:
+    """Stems of each paper's title + abstract, kept with the corpus (a version's papers do not change)."""
+    kept = _PAPER_STEMS.setdefault(corpus, {})
+    missing = [p for p in positions if p not in kept]
+    if missing:
+        titles = corpus.titles(missing) or [""] * len(missing)
+        for p, t in zip(missing, titles):
+            kept[p] = stems(f"{t or ''}\n{abstracts[p] if p < len(abstracts) else ''}")
+    return [kept[p] for p in positions]
+
+
+def pair_only(lexicon: Lexicon, spread: Spread | None, queries: dict[str, Query], papers: Sequence[frozenset[str]],
+              words: int, facet_vectors: dict[str, np.ndarray],
+              cosines: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The pair-only features of one idea against each paper beyond its cosines (see the module's docstring)."""
+    out = {}
+    for f in (*FACETS, "method_own"):
+        q = queries.get(f) or queries.get("method" if f == "method_own" else "whole") or queries["whole"]
+        out[f"lex_{f}"] = np.array([lexicon.coverage(q.stems, d) for d in papers], dtype=np.float64)
+        if f != "method_own":
+            mean, sd = lexicon.chance(q.stems)
+            out[f"lex_{f}_z"] = (out[f"lex_{f}"] - mean) / sd
+            if spread is not None:
+                out[f"cos_{f}_z"] = spread.z(facet_vectors.get(f, facet_vectors["whole"]), cosines[f])
+    out["log_words"] = np.full(len(papers), math.log(max(words, 1)), dtype=np.float64)
+    # the two parts: problem and method, or a one-text idea's halves (the whole text when it has none)
+    two = ("problem", "method") if "problem" in facet_vectors else PARTS if PARTS[0] in facet_vectors else None
+    lex = [np.array([lexicon.coverage(queries[p].stems, d) for d in papers]) for p in two] if two else [
+        out["lex_whole"]]
+    out["lex_parts_min"] = np.minimum.reduce(lex)
+    out["cos_parts_min"] = np.minimum.reduce([cosines[p] for p in two] if two else [cosines["whole"]])
+    if spread is not None:
+        out["cos_parts_min_z"] = np.minimum.reduce([spread.z(facet_vectors[p], cosines[p]) for p in two] if two else [
+            out["cos_whole_z"]])
+    return out
+
+
 def candidates(corpus, facet_vectors: dict[str, np.ndarray], queries: dict[str, Query], *, faceted: bool,
                n: int = N_CANDIDATES, allowed: Allowed = None,
-               lexical: LexicalIndex | WindowLexical | None = None) -> Candidates:
+               lexical: LexicalIndex | WindowLexical | None = None, lexicon: Lexicon | None = None,
+               spread: Spread | None = None, words: int = 0) -> Candidates:
     """Merge the dense and the BM25 top-n of the whole idea (and of its problem) and compute every feature.
 
     corpus: .dense(queries, k, allowed) -> [[(position, cosine)]], .vectors(positions), .lexical, .titles(positions)
     facet_vectors/queries: per facet in FACETS (problem/method absent when not faceted). lexical: the BM25 to use
-    (default the corpus's; a window's own for exact window statistics)."""
+    (default the corpus's; a window's own for exact window statistics). lexicon, spread: the fit's reference, for the
+    pair-only features (words: the idea's word count)."""
     lexical = lexical or corpus.lexical
-    bm25 = {f: lexical.normalised(queries[f], allowed) for f in queries}
+    bm25 = {f: lexical.normalised(queries[f], allowed) for f in queries if f not in PARTS}
     searched = ["whole", "problem"] if faceted else ["whole"]  # method_own is scored, never searched
     dense = corpus.dense(np.stack([facet_vectors[f] for f in searched]), n, allowed)
     lex = {f: top_positions(bm25[f], n, allowed) for f in searched}
@@ -129,6 +190,11 @@ def candidates(corpus, facet_vectors: dict[str, np.ndarray], queries: dict[str, 
     feats["bm25_gap"] = _gap(feats["bm25_whole"])
     feats["cos_method_gap"] = _gap(feats["cos_method"])
     feats["bm25_method_gap"] = _gap(feats["bm25_method"])
+    if lexicon is not None:
+        cosines = {f: feats[f"cos_{f}"] for f in FACETS} | {
+            p: (vecs @ facet_vectors[p]).astype(np.float64) for p in PARTS if p in facet_vectors}
+        feats.update(pair_only(lexicon, spread, queries, paper_stems(corpus, lexical.abstracts, pool), words,
+                               facet_vectors, cosines))
     dense_rank = {p: r for r, (p, _) in enumerate(dense[0], start=1)}
     lex_rank = {p: r for r, (p, _) in enumerate(lex["whole"], start=1)}
     feats["dense_rr"] = np.array([1.0 / dense_rank[p] if p in dense_rank else 0.0 for p in pool])
@@ -138,8 +204,11 @@ def candidates(corpus, facet_vectors: dict[str, np.ndarray], queries: dict[str, 
 
 
 def queries_of(lexical: LexicalIndex | WindowLexical, idea: IdeaFacets) -> dict[str, Query]:
-    """A query per facet, and for a faceted idea `method_own`: the method's words whose stems the problem lacks."""
+    """A query per facet, and for a faceted idea `method_own`: the method's words whose stems the problem lacks; for
+    a one-text idea with halves, one per half."""
     out = {f: lexical.query(t) for f, t in idea.lexical_texts().items()}
+    if idea.parts and not idea.faceted:
+        out.update({p: lexical.query(t) for p, t in zip(PARTS, idea.parts)})
     if idea.faceted:
         problem = out["problem"].stems
         own = [w for w in words(str(idea.method)) if stemmer().stemWord(w) not in problem]

@@ -19,6 +19,7 @@ from indexing.matcher.corpus import ArrayCorpus
 from indexing.matcher.evaluate import summarise
 from indexing.matcher.features import N_CANDIDATES
 from indexing.matcher.labelled import LabelledError, read_labelled
+from indexing.matcher.reference import build_lexicon, build_spread, write_lexicon, write_spread
 from indexing.matcher.model import RULES, SHAPES, user_registry, write_entry
 from indexing.settings import Settings
 
@@ -133,9 +134,15 @@ def fit_hybrid(*, pairs: Sequence[Path], settings: Settings, embedder: Embedder,
     entry, out_of_fold, skipped, idea_theta, papers_embedded_now, stacks}."""
     corpus = load_corpus(settings, embedder, progress)
     ideas, skipped = labelled_ideas(pairs, embedder, corpus.position)
+    # the pair-only features' idf, fixed with the fit: the corpus the ideas are judged against
+    lexicon = build_lexicon(f"{r.title or ''}\n{r.abstract or ''}" for r in corpus.rows)
+    spread = build_spread(corpus.corpus.matrix)
+    path = registry or user_registry(settings.home, embedder.key)
 
     stacks = {shape: cal.Stacked.of(ideas, cal.build_candidates(
-        ideas, corpus.corpus, None, n=candidates, text_only=shape == "text", embedder=embedder)) for shape in SHAPES}
+        ideas, corpus.corpus, None, n=candidates, text_only=shape == "text", embedder=embedder, lexicon=lexicon,
+                                     spread=spread))
+        for shape in SHAPES}
     decisions: dict = {m: {} for m in RULES[RULE]}
     oof: dict = {}
     for shape in SHAPES:
@@ -148,6 +155,7 @@ def fit_hybrid(*, pairs: Sequence[Path], settings: Settings, embedder: Embedder,
         "model": embedder.key, "model_id": embedder.model_id, "revision": embedder.revision,
         "candidates": candidates, "target_false_match": target, "C": cal.C, "class_weight": cal.CLASS_WEIGHT,
         "floor": cal.FLOOR, "direction_target": cal.DIRECTION_TARGET, "rule": RULE, "decisions": decisions,
+        "lexicon": write_lexicon(path.parent, lexicon), "spread": write_spread(path.parent, spread),
         "pairs_file": ", ".join(p.name for p in pairs),
         "ideas": len(ideas),
         "kinds": {k: sum(i.kind == k for i in ideas) for k in sorted({i.kind for i in ideas})},
@@ -157,9 +165,9 @@ def fit_hybrid(*, pairs: Sequence[Path], settings: Settings, embedder: Embedder,
         "out_of_fold": {shape: {"hybrid": headline(oof[shape]["hybrid"])} for shape in SHAPES},
         "report": str(report) if report else None,
     }
-    digest = hashlib.sha256(json.dumps(decisions, sort_keys=True).encode()).hexdigest()[:8]
+    fitted = [decisions, entry["lexicon"], entry["spread"]]
+    digest = hashlib.sha256(json.dumps(fitted, sort_keys=True).encode()).hexdigest()[:8]
     entry["version"] = f"hybrid-{datetime.now(timezone.utc):%Y%m%d}-{digest}"
-    path = registry or user_registry(settings.home, embedder.key)
     return {"registry": str(path), "entry": write_entry(path, embedder.revision, entry), "out_of_fold": oof,
             "skipped": skipped, "idea_theta": idea_theta, "papers_embedded_now": corpus.embedded, "stacks": stacks}
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from indexing.matcher.reference import Lexicon, Spread, read_lexicon, read_spread
 from indexing.registry import read_section, write_section_entry
 
 SHIPPED_DIR = Path(__file__).with_name("registry")
@@ -100,6 +101,26 @@ class HybridMatcher:
         if self.rule == "problem_and_method":
             return direction & (p["method"] >= t["method"]), direction
         return p["realised"] >= t["realised"], direction
+
+    def _folders(self) -> list[Path]:
+        """Where the entry's reference files are: beside the registry that holds it, else the shipped one."""
+        shown = self.entry.get("registry")
+        if not shown:
+            return [SHIPPED_DIR]
+        path = Path(str(shown))
+        return [(path if path.is_absolute() else SHIPPED_DIR.parents[2] / path).parent, SHIPPED_DIR]
+
+    @cached_property
+    def lexicon(self) -> Lexicon | None:
+        """The fit's reference lexicon (None for entries fitted before pair-only features)."""
+        name = self.entry.get("lexicon")
+        return read_lexicon(str(name), self._folders()) if name else None
+
+    @cached_property
+    def spread(self) -> Spread | None:
+        """The fit's reference spread of paper vectors (None for entries fitted before pair-only features)."""
+        name = self.entry.get("spread")
+        return read_spread(str(name), self._folders()) if name else None
 
     @cached_property
     def _models(self) -> dict[tuple[str, str], Logistic]:

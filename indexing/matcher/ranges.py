@@ -65,7 +65,7 @@ def check(idea: IdeaFacets, *, token_counts: dict[str, int] | None = None, max_t
     if not english(text):
         out.cap("not English (the embedder and BM25 are English-only)")
     if token_counts and max_tokens:
-        past = {f: n for f, n in token_counts.items() if n > max_tokens}
+        past = {f: n for f, n in token_counts.items() if n > max_tokens and f in ("whole", "problem", "method")}
         for f, n in past.items():
             out.warnings.append(f"{f} is {n} tokens, past the embedder's {max_tokens}: its cosine reads the first "
                                 f"{max_tokens}, BM25 reads all of it")
