@@ -26,6 +26,8 @@ $hs analyze quadrants --run demo --judge gpt-judge --dimension overall
 # does the comparison survive a shift of the split? (earlier cutoffs are flagged as leak risks)
 $hs analyze cutoffs --run demo --cutoffs 2023-06-01,2023-12-01,2024-06-01 --plot "$HINDSIGHT_HOME/cutoffs.png"
 if [ "${1:-}" != "--no-serve" ]; then
-  echo "serving on http://127.0.0.1:8000 (dashboard at /, API docs at /docs); Ctrl-C stops"
+  # without HINDSIGHT_ADMIN_TOKEN, serve makes a one-time token and prints the dashboard's URL with it, so the
+  # dashboard can draw and label
+  echo "serving on 127.0.0.1:8000: open the dashboard URL printed below (API docs at /docs); Ctrl-C stops"
   exec $hs serve --host 127.0.0.1 --port 8000
 fi

@@ -290,9 +290,9 @@ async function labEstimates() {
 
 async function labInit() {
   $("labels-annotator").value = labStore("annotator");
-  $("labels-token").value = labStore("token");
+  $("labels-token").value = adminToken(); // from the served URL's ?token= (token.js), kept for this tab
   $("labels-annotator").addEventListener("change", () => { labStore("annotator", $("labels-annotator").value.trim()); labLoad().catch((e) => labMessage(e.message, true)); });
-  $("labels-token").addEventListener("change", () => labStore("token", $("labels-token").value.trim()));
+  $("labels-token").addEventListener("change", () => adminToken($("labels-token").value.trim()));
   $("labels-run").addEventListener("change", () => labDraws().catch((e) => labMessage(e.message, true)));
   $("labels-draw").addEventListener("change", () => labLoad().catch((e) => labMessage(e.message, true)));
   $("labels-topk").addEventListener("change", () => labLoad().catch((e) => labMessage(e.message, true)));
