@@ -4,6 +4,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from indexing.errors import DomainError
+from service.schemas import Answer
 
 
 @dataclass
@@ -14,6 +15,15 @@ class RowError:
 
     def __str__(self) -> str:
         return f"line {self.line}: field '{self.field}': {self.message}"
+
+
+class RowErrorOut(Answer):
+    """A refused row of an import: its line, the field at fault and why (`text`: the three in one line)."""
+
+    line: int
+    field: str
+    message: str
+    text: str
 
 
 class ImportReportBase:

@@ -4,7 +4,8 @@ import re
 from datetime import date
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from fastapi.responses import JSONResponse
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
 from indexing.windows import iso_day
 
@@ -28,6 +29,36 @@ def _iso_date(value: Any) -> date:
 
 
 IsoDate = Annotated[date, BeforeValidator(_iso_date)]  # for request bodies; pydantic's lax date takes 0 as 1970
+
+# a JSON number as it was computed: an int stays an int (a float field would write 1 as 1.0)
+Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
+
+
+def _no_open_object(schema: dict[str, Any]) -> None:
+    schema.pop("additionalProperties", None)
+
+
+class Answer(BaseModel):
+    """A JSON answer's model: it mirrors the dict the library returns, field for field and in its order. Routes
+    answer it with response_model_exclude_unset, so a key the dict leaves out stays out; a key it does not declare
+    is kept (extra="allow"), never dropped, and tests/test_answers.py holds the dev set to none."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, json_schema_extra=_no_open_object)
+
+
+class WarningOut(Answer):
+    """A warning an answer carries: a code to test and a message to read."""
+
+    code: str
+    message: str
+
+
+def json_answer(model: Any, *, dumps: bool = False) -> dict[str, Any]:
+    """A JSON route's response arguments: its model and the keys the library gave (exclude_unset). dumps: the route
+    writes its answer with json.dumps (JSONResponse), as it did while it also answered a file or a 503 itself;
+    the others keep pydantic's encoder (which writes 1e-05 as 0.00001)."""
+    return {"response_model": model, "response_model_exclude_unset": True,
+            **({"response_class": JSONResponse} if dumps else {})}
 
 # A real Gregorian day written YYYY-MM-DD (years 0001-9999), as a pattern: for parameters that hold several dates
 # (a comma-separated list), where "format: date" cannot be said of each part.
@@ -84,10 +115,11 @@ class IdeaIn(BaseModel):
         return self
 
 
-class ScoreRequest(BaseModel):
+class ScoreOptions(BaseModel):
+    """What POST /v1/score takes beside the ideas, as a JSON body and as an upload's form fields alike."""
+
     system: Text = Field("default", min_length=1, max_length=255, description="The idea generator.")
     run: Text = Field("default", min_length=1, max_length=255, description="A label for this run of it.")
-    ideas: list[IdeaIn] = Field(min_length=1)
     top_k: int | None = Field(None, ge=1, le=200)
     # format "date" in the schema; the value is checked against the version's window, which answers with its range
     cutoff: str | None = Field(None, max_length=64, json_schema_extra={"format": "date"},
@@ -106,6 +138,12 @@ class ScoreRequest(BaseModel):
     lookback_days: int | None = Field(None, ge=1, le=36_500, description="Days before the cutoff the look-back "
                                                                          "window reaches; default "
                                                                          "HINDSIGHT_PRIOR_ART_LOOKBACK_DAYS (730).")
+
+
+class ScoreRequest(ScoreOptions):
+    """POST /v1/score as JSON: the ideas and the options."""
+
+    ideas: list[IdeaIn] = Field(min_length=1)
 
 
 class EvidenceOut(BaseModel):

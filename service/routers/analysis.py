@@ -10,12 +10,14 @@ from service.analyses import (
     Selection, correlations, idea_detail, quadrant_points, quadrants, systems_summary, table_rows,
     to_csv,
 )
+from service.analyses.answers import CorrelationsOut, CutoffsOut, QuadrantsOut, SystemsOut
+from service.analyses.idea_answer import IdeaDetailOut
 from service.analyses.cutoffs import MAX_CUTOFFS, cutoff_rows, cutoff_sensitivity
 from service.analyses.quadrants import quadrant_counts
 from service.analyses.selection import load_ideas
 from service.deps import HolderDep, SessionDep, SettingsDep
 from service.runs import matcher_labels
-from service.schemas import date_list_pattern
+from service.schemas import date_list_pattern, json_answer
 from service.errors import errors
 from service.judges import DimensionName
 
@@ -49,7 +51,7 @@ Quadrant = Annotated[Literal["true_positive", "hidden_gem", "overhyped", "true_n
 ANALYSIS_ERRORS = errors(404, 409, 422, 503)
 Responses = dict[int | str, dict[str, Any]]
 JSON_OR_CSV: Responses = {200: {"description": "JSON, or a CSV table with ?format=csv.", "content": {
-    "application/json": {"schema": {"type": "object"}}, "text/csv": {"schema": {"type": "string"}}}}}
+    "text/csv": {"schema": {"type": "string"}}}}}
 IMAGE: Responses = {200: {"description": "The plot as PNG or SVG.", "content": {
     "image/png": {"schema": {"type": "string", "format": "binary"}}, "image/svg+xml": {"schema": {"type": "string"}}}}}
 Level = Annotated[Literal["realised", "direction"], Query(
@@ -81,7 +83,7 @@ def _answer(kind: str, answer: dict, fmt: str, table: str | None):
                              headers={"Content-Disposition": f'attachment; filename="{kind}-{table or "table"}.csv"'})
 
 
-@router.get("/systems", responses=JSON_OR_CSV | ANALYSIS_ERRORS)
+@router.get("/systems", **json_answer(SystemsOut, dumps=True), responses=JSON_OR_CSV | ANALYSIS_ERRORS)
 def systems(session: SessionDep, windows: Windows, runs: Runs = [], systems: Systems = [],
             group_by: GroupBy = "system", level: Level = "realised",
             n_resamples: Annotated[int, Query(ge=100, le=20000)] = 2000, seed: Seed = 0,
@@ -92,7 +94,7 @@ def systems(session: SessionDep, windows: Windows, runs: Runs = [], systems: Sys
     return _answer("systems", answer, format, table)
 
 
-@router.get("/correlations", responses=JSON_OR_CSV | ANALYSIS_ERRORS)
+@router.get("/correlations", **json_answer(CorrelationsOut, dumps=True), responses=JSON_OR_CSV | ANALYSIS_ERRORS)
 def correlation(session: SessionDep, windows: Windows, runs: Runs = [], systems: Systems = [],
                 group_by: GroupBy = "system", level: Level = "realised",
                 judge: str | None = None, format: Format = "json"):
@@ -101,7 +103,7 @@ def correlation(session: SessionDep, windows: Windows, runs: Runs = [], systems:
                                                 judge=judge), format, None)
 
 
-@router.get("/quadrants", responses=JSON_OR_CSV | ANALYSIS_ERRORS)
+@router.get("/quadrants", **json_answer(QuadrantsOut, dumps=True), responses=JSON_OR_CSV | ANALYSIS_ERRORS)
 def quadrant_table(session: SessionDep, windows: Windows, runs: Runs = [], systems: Systems = [],
                    group_by: GroupBy = "system", level: Level = "realised",
              judge: str | None = None, dimension: Dimension = "overall", hindsight_cut: HindsightCut = None,
@@ -160,7 +162,7 @@ TopK = Annotated[int | None, Query(ge=1, le=200)]
 SensitivityBy = Annotated[Literal["system", "run"], Query(description="Group per system or per system/run.")]
 
 
-@router.get("/cutoffs", responses=JSON_OR_CSV | ANALYSIS_ERRORS)
+@router.get("/cutoffs", **json_answer(CutoffsOut, dumps=True), responses=JSON_OR_CSV | ANALYSIS_ERRORS)
 def cutoffs(session: SessionDep, settings: SettingsDep, holder: HolderDep, cutoffs: Cutoffs, runs: Runs = [],
             systems: Systems = [], group_by: SensitivityBy = "system", until: Until = None, top_k: TopK = None,
             n_resamples: Annotated[int, Query(ge=100, le=20000)] = 2000, seed: Seed = 0, format: Format = "json"):
@@ -184,7 +186,7 @@ def cutoffs_image(fmt: Literal["png", "svg"], session: SessionDep, settings: Set
     return Response(_plots().cutoff_plot(answer, fmt=fmt), media_type=_plots().FORMATS[fmt])
 
 
-@router.get("/ideas/{idea_pk}", responses=errors(404, 422))
+@router.get("/ideas/{idea_pk}", **json_answer(IdeaDetailOut), responses=errors(404, 422))
 def idea(idea_pk: Annotated[int, Path(ge=1, le=2**63 - 1)], session: SessionDep) -> dict:
     """One idea with its score context, every retrieved paper (similarity, impact) and its judge scores."""
     return idea_detail(session, idea_pk=idea_pk)

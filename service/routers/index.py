@@ -8,9 +8,10 @@ from sqlalchemy import select
 
 from indexing.build import build_index
 from indexing.models import IndexBuild
+from service.answers import IndexStatusOut, JobOut
 from service.deps import AdminDep, HolderDep, JobsDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
-from service.schemas import IsoDate
+from service.schemas import IsoDate, json_answer
 
 router = APIRouter(prefix="/v1", tags=["index"])
 
@@ -23,7 +24,7 @@ class RebuildRequest(BaseModel):
     until: IsoDate | None = Field(None, description="Last day of the window (YYYY-MM-DD).")
 
 
-@router.get("/index", responses=errors(503))
+@router.get("/index", **json_answer(IndexStatusOut), responses=errors(503))
 def index_status(holder: HolderDep, session: SessionDep) -> dict:
     """The current manifest, what the server has loaded, and the latest builds."""
     loaded = holder.loaded()
@@ -35,7 +36,8 @@ def index_status(holder: HolderDep, session: SessionDep) -> dict:
                                "started": b.started_at.isoformat(), "error": b.error} for b in builds]}
 
 
-@router.post("/index/rebuild", dependencies=[AdminDep], status_code=202, responses=errors(*ADMIN, *BODY, 422))
+@router.post("/index/rebuild", dependencies=[AdminDep], status_code=202, **json_answer(JobOut),
+             responses=errors(*ADMIN, *BODY, 422))
 def rebuild(settings: SettingsDep, holder: HolderDep, jobs: JobsDep, req: RebuildRequest | None = None) -> dict:
     """Start a rebuild in the background; poll GET /v1/jobs/{id}."""
     req = req or RebuildRequest()
@@ -48,7 +50,7 @@ def rebuild(settings: SettingsDep, holder: HolderDep, jobs: JobsDep, req: Rebuil
     return jobs.submit("index-rebuild", run)
 
 
-@router.get("/jobs/{job_id}", responses=errors(404, 422))
+@router.get("/jobs/{job_id}", **json_answer(JobOut), responses=errors(404, 422))
 def job(job_id: str, jobs: JobsDep) -> dict:
     """A background job's status, progress and result."""
     return jobs.find(job_id)

@@ -8,10 +8,12 @@ from starlette.concurrency import run_in_threadpool
 from indexing.db import session_scope
 from indexing.settings import Settings
 
+from service.answers import JudgeImportOut, JudgeOut
 from service.deps import AdminDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
 from service.judges import JudgeImportReport, import_judge_scores, list_judges
 from service.runs import require_runs
+from service.schemas import json_answer
 from service.uploads import read_within
 
 router = APIRouter(prefix="/v1/judge-scores", tags=["judges"])
@@ -23,13 +25,13 @@ def _import(data: bytes, *, settings: Settings, **options) -> JudgeImportReport:
         return import_judge_scores(session, data, **options)
 
 
-@router.get("", responses=errors(503))
+@router.get("", **json_answer(list[JudgeOut]), responses=errors(503))
 def judges(session: SessionDep) -> list[dict]:
     """Every judge with how many ideas it scored, per dimension."""
     return list_judges(session)
 
 
-@router.post("", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 404, 422, 503))
+@router.post("", dependencies=[AdminDep], **json_answer(JudgeImportOut), responses=errors(*ADMIN, *BODY, 404, 422, 503))
 async def import_file(file: Annotated[UploadFile, File(description="CSV or JSONL: idea_id, judge and any of the score "
                                                                   "columns, optionally system and run; every idea must "
                                                                   "be stored (422 naming the line otherwise).",

@@ -9,13 +9,16 @@ from sqlalchemy import func, select
 
 from indexing.llm import ModelUnavailable
 from indexing.models import JudgeAnswer
+from service.answers import JobOut
 from service.deps import AdminDep, JobsDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
 from service.judging import audit as audits
 from service.judging import pointwise, prompts
+from service.judging.answers import AuditOut, PromptOut, RevisionOut
 from service.judging.backends import JudgeProcess, check_backend, make_judge
 from service.judging.cache import revisions
 from service.runs import run_id_of, run_ids_of
+from service.schemas import json_answer
 
 router = APIRouter(tags=["judging"])
 
@@ -33,7 +36,7 @@ def _kind(run_id: int) -> str:
     return f"judge-run-{run_id}"
 
 
-@router.post("/v1/runs/{run}/judge", dependencies=[AdminDep], status_code=202,
+@router.post("/v1/runs/{run}/judge", dependencies=[AdminDep], status_code=202, **json_answer(JobOut),
              responses=errors(*ADMIN, *BODY, 404, 409, 422))
 def start(run: str, settings: SettingsDep, jobs: JobsDep, req: JudgeRequest | None = None,
           system: str | None = None) -> dict:
@@ -61,20 +64,20 @@ def start(run: str, settings: SettingsDep, jobs: JobsDep, req: JudgeRequest | No
     return jobs.submit_alone(_kind(run_id), work, f"run {run_id} is being judged")
 
 
-@router.get("/v1/runs/{run}/judge", responses=errors(404, 422, 503))
+@router.get("/v1/runs/{run}/judge", **json_answer(JobOut), responses=errors(404, 422, 503))
 def state(run: str, settings: SettingsDep, jobs: JobsDep, system: str | None = None) -> dict:
     """The latest judge job of the run: status, progress (ideas done of total), result or error."""
     run_id = run_id_of(settings.db_path, run, system)
     return jobs.find_latest(_kind(run_id), f"run {run_id} has no judge job on this server")
 
 
-@router.get("/v1/judging/prompts")
+@router.get("/v1/judging/prompts", **json_answer(list[PromptOut]))
 def prompt_versions() -> list[dict]:
     """The judge's prompt versions, by name (the default marked)."""
     return [p.as_dict() for p in prompts.PROMPTS.values()]
 
 
-@router.get("/v1/judging/revisions", responses=errors(503))
+@router.get("/v1/judging/revisions", **json_answer(list[RevisionOut]), responses=errors(503))
 def judge_revisions(session: SessionDep) -> list[dict]:
     """Every judge made here: its stored name, what it stands for, and its answers' counts by source (invalid
     included)."""
@@ -86,7 +89,7 @@ def judge_revisions(session: SessionDep) -> list[dict]:
     return out
 
 
-@router.get("/v1/judging/audit", responses=errors(404, 422, 503))
+@router.get("/v1/judging/audit", **json_answer(AuditOut), responses=errors(404, 422, 503))
 def judge_audit(session: SessionDep, settings: SettingsDep,
                 judge: Annotated[list[Annotated[str, Field(min_length=1, max_length=255, pattern=r"\S")]],
                                  Query(min_length=2, max_length=2, description="two different judges: a, b",

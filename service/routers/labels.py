@@ -15,10 +15,14 @@ from service.analyses.selection import Selection
 from service.deps import AdminDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
 from service.labels import sheets
+from service.labels.answers import (
+    DrawsOut, EstimatesOut, LabelImportOut, LabelItemOut, LabelOut, LabelStatusOut,
+)
 from service.labels.draws import draw, item, status
 from service.labels.estimates import labelled_summary
 from service.labels.models import LABELS
 from service.labels.store import ImportReport, export_labels, import_labels, write_label
+from service.schemas import json_answer
 from service.uploads import read_within
 
 router = APIRouter(prefix="/v1/labels", tags=["labels"])
@@ -46,19 +50,20 @@ class LabelRequest(BaseModel):
     annotator: Annotated[str, Field(min_length=1, max_length=128, pattern=r"\S")]
 
 
-@router.post("/draws", dependencies=[AdminDep], status_code=201, responses=errors(*ADMIN, *BODY, 404, 409, 422))
+@router.post("/draws", dependencies=[AdminDep], status_code=201, **json_answer(DrawsOut),
+             responses=errors(*ADMIN, *BODY, 404, 409, 422))
 def make_draw(req: DrawRequest, session: SessionDep) -> dict:
     """Draw n ideas at random from each system's scored ideas of the run not drawn yet, and store the draw."""
     return draw(session, run=req.run, n=req.n, seed=req.seed, system=req.system)
 
 
-@router.get("/status", responses=errors(404, 422, 503))
+@router.get("/status", **json_answer(LabelStatusOut), responses=errors(404, 422, 503))
 def draws_status(session: SessionDep, run: RunRef, system: SystemRef = None) -> dict:
     """Per draw, ideas labelled of drawn per annotator; labels of ideas outside any draw."""
     return status(session, run=run, system=system)
 
 
-@router.get("/draws/{draw_id}/item", responses=errors(404, 422, 503))
+@router.get("/draws/{draw_id}/item", **json_answer(LabelItemOut), responses=errors(404, 422, 503))
 def draw_item(draw_id: Annotated[int, Field(ge=1, le=2**63 - 1)], session: SessionDep, settings: SettingsDep,
               annotator: Annotated[str, Query(min_length=1, max_length=128, pattern=r"\S")],
               position: Annotated[int | None, Query(ge=1, le=10**9, description="This position; the annotator's "
@@ -71,7 +76,7 @@ def draw_item(draw_id: Annotated[int, Field(ge=1, le=2**63 - 1)], session: Sessi
                 position=position)
 
 
-@router.get("/draws/{draw_id}/sheet", responses={**errors(404, 422, 503), 200: {
+@router.get("/draws/{draw_id}/sheet", response_class=Response, responses={**errors(404, 422, 503), 200: {
     "description": "One row per drawn idea and candidate, the label blank to fill: JSONL or CSV.",
     "content": {"application/x-ndjson": {"schema": {"type": "string"}}, "text/csv": {"schema": {"type": "string"}}}}})
 def draw_sheet(draw_id: Annotated[int, Field(ge=1, le=2**63 - 1)], session: SessionDep, settings: SettingsDep,
@@ -87,7 +92,7 @@ def draw_sheet(draw_id: Annotated[int, Field(ge=1, le=2**63 - 1)], session: Sess
     return Response(sheets.to_jsonl(rows), media_type="application/x-ndjson")
 
 
-@router.post("", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 404, 422, 503))
+@router.post("", dependencies=[AdminDep], **json_answer(LabelOut), responses=errors(*ADMIN, *BODY, 404, 422, 503))
 def label_one(req: LabelRequest, session: SessionDep) -> dict:
     """Write one label now (insert or replace): a closed tab loses nothing written before it."""
     return write_label(session, run=req.run, system=req.system, idea_id=req.idea_id, paper_id=req.paper_id,
@@ -99,7 +104,8 @@ def _import(data: bytes, *, settings: Settings, **options) -> ImportReport:
         return import_labels(session, data, **options)
 
 
-@router.post("/import", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 422, 503))
+@router.post("/import", dependencies=[AdminDep], **json_answer(LabelImportOut),
+             responses=errors(*ADMIN, *BODY, 422, 503))
 async def import_file(file: Annotated[UploadFile, File(description="JSONL labels rows, the judged format, or a "
                                                                    "draw's sheet (JSONL or CSV).",
                                                       json_schema_extra={"minLength": 1})],
@@ -116,7 +122,7 @@ async def import_file(file: Annotated[UploadFile, File(description="JSONL labels
     return report.as_dict()
 
 
-@router.get("/export", responses={**errors(404, 422, 503), 200: {
+@router.get("/export", response_class=Response, responses={**errors(404, 422, 503), 200: {
     "description": "JSONL, one label per line.", "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}})
 def export(session: SessionDep, run: RunRef, system: SystemRef = None) -> Response:
     """The run's labels as the JSONL that import reads."""
@@ -125,7 +131,7 @@ def export(session: SessionDep, run: RunRef, system: SystemRef = None) -> Respon
                     media_type="application/x-ndjson")
 
 
-@router.get("/estimates", responses=errors(404, 409, 422, 503))
+@router.get("/estimates", **json_answer(EstimatesOut), responses=errors(404, 409, 422, 503))
 def estimates(session: SessionDep, settings: SettingsDep,
               runs: Annotated[list[Annotated[int, Field(ge=1, le=2**63 - 1)]],
                               Query(description="Run ids (repeat); all when absent.")] = [],

@@ -11,10 +11,11 @@ from indexing.fetch.refresh import refresh_citations
 from indexing.fetch.walk import run as run_walk
 from indexing.ingest import ingest_bytes
 from indexing.sources.formats import VENUE_YEAR
+from service.answers import IngestOut, JobOut
 from service.deps import AdminDep, JobsDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
 from service.papers import PaperOut, paper_named, paper_out
-from service.schemas import IsoDate
+from service.schemas import IsoDate, json_answer
 from service.uploads import read_within
 
 router = APIRouter(prefix="/v1/papers", tags=["papers"])
@@ -43,7 +44,8 @@ class RefreshRequest(BaseModel):
     force: StrictBool = False
 
 
-@router.post("/fetch", dependencies=[AdminDep], status_code=202, responses=errors(*ADMIN, *BODY, 422))
+@router.post("/fetch", dependencies=[AdminDep], status_code=202, **json_answer(JobOut),
+             responses=errors(*ADMIN, *BODY, 422))
 def fetch(req: FetchRequest, settings: SettingsDep, jobs: JobsDep) -> dict:
     """Walk an API into the store in the background (resumes from its checkpoint); poll GET /v1/jobs/{id}."""
     def run(progress) -> dict:
@@ -60,7 +62,7 @@ def fetch(req: FetchRequest, settings: SettingsDep, jobs: JobsDep) -> dict:
     return jobs.submit(f"fetch-{req.source}", run)
 
 
-@router.post("/refresh-citations", dependencies=[AdminDep], status_code=202,
+@router.post("/refresh-citations", dependencies=[AdminDep], status_code=202, **json_answer(JobOut),
              responses=errors(*ADMIN, *BODY, 422))
 def refresh(settings: SettingsDep, jobs: JobsDep, req: RefreshRequest | None = None) -> dict:
     """Refresh the citation counts of the papers in the window in the background; poll GET /v1/jobs/{id}."""
@@ -75,7 +77,7 @@ def get_paper(paper_id: str, session: SessionDep) -> PaperOut:
     return paper_out(paper_named(session, paper_id))
 
 
-@router.post("", dependencies=[AdminDep], responses=errors(*ADMIN, *BODY, 422, 503))
+@router.post("", dependencies=[AdminDep], **json_answer(IngestOut), responses=errors(*ADMIN, *BODY, 422, 503))
 async def ingest(file: Annotated[UploadFile, File(description=(
                      "A paper file of the `format` named (docs/ingest-and-fetch.md); a file with a bad row is refused "
                      "(422, every error by line and field) unless skip_invalid."))],

@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, File, Form, Request, Response, Security, UploadFile
 from fastapi.routing import APIRoute
+from pydantic import BaseModel, Field, JsonValue
 from starlette.concurrency import run_in_threadpool
 
 from indexing.errors import DomainError, TooLarge
@@ -14,33 +15,46 @@ from service.errors import ADMIN, BODY, errors
 from service.generator_runs import score_run
 from service.ideas import FORMATS, ReadResult, SourceFile, mapping_named, read_files, unpack
 from service.ideas.reader import MAPPINGS
-from service.schemas import IsoDate, ScoreRequest, ScoreResponse
+from service.schemas import IsoDate, ScoreOptions, ScoreRequest, ScoreResponse
 from service.state import IndexHolder
 from service.uploads import read_within
 
-UPLOAD_FIELDS = {
-    "files": {"type": "array", "minItems": 1, "items": {"type": "string", "format": "binary", "minLength": 1},
-              "description": "One ideas file "
-              "(HindSight JSONL, an AI-Researcher plan, an AI-Scientist ideas.json), several (an AI-Researcher "
-              "directory: name each part TOPIC/NAME.json to keep its topic), or a .zip of a directory."},
-    "format": {"type": "string", "enum": list(FORMATS), "default": "auto"},
-    "mapping": {"type": "string", "enum": sorted(name for names in MAPPINGS.values() for name in names),
-                "description": "Which fields make problem and method (a mapping of the layout read)."},
-    "system": {"type": "string", "minLength": 1, "maxLength": 255, "default": "default"},
-    "run": {"type": "string", "minLength": 1, "maxLength": 255, "default": "default"},
-    "knowledge_cutoff": {"type": "string", "format": "date", "description": "Declare the system's knowledge "
-                         "cutoff (as PUT /v1/systems/{name}: needs the admin token)."},
-    "cutoff": {"type": "string", "format": "date", "maxLength": 64},
-    "until": {"type": "string", "format": "date", "maxLength": 64},
-    "top_k": {"type": "integer", "minimum": 1, "maximum": 200},
-    "matcher": {"type": "string", "enum": ["dense", "hybrid"]},
-    "prior_art": {"type": "boolean", "description": "Also search the look-back window before the cutoff and give "
-                  "each idea its prior-art class (false: off; default HINDSIGHT_PRIOR_ART, true)."},
-    "lookback_days": {"type": "integer", "minimum": 1, "maximum": 36500, "description": "Days the look-back window "
-                      "reaches before the cutoff (default HINDSIGHT_PRIOR_ART_LOOKBACK_DAYS)."},
-    "skip_invalid": {"type": "boolean", "default": False, "description": "Score the readable ideas and report the "
-                     "refused ones (default: refuse the upload, nothing stored)."},
-}
+MAPPING_NAMES: list[JsonValue] = [name for name in sorted(n for names in MAPPINGS.values() for n in names)]
+
+
+class UploadOptions(ScoreOptions):
+    """POST /v1/score as an upload: the options of a JSON request and those of reading a generator's files."""
+
+    format: Literal[FORMATS] = "auto"  # type: ignore[valid-type]
+    mapping: str | None = Field(None, max_length=64, json_schema_extra={"enum": MAPPING_NAMES},
+                                description="Which fields make problem and method (a mapping of the layout read).")
+    knowledge_cutoff: IsoDate | None = Field(None, json_schema_extra={"format": "date"}, description=(
+        "Declare the system's knowledge cutoff (as PUT /v1/systems/{name}: needs the admin token)."))
+    skip_invalid: bool = Field(False, description="Score the readable ideas and report the refused ones (default: "
+                                                  "refuse the upload, nothing stored).")
+
+
+FILES = {"type": "array", "minItems": 1, "items": {"type": "string", "format": "binary", "minLength": 1},
+         "description": "One ideas file (HindSight JSONL, an AI-Researcher plan, an AI-Scientist ideas.json), "
+                        "several (an AI-Researcher directory: name each part TOPIC/NAME.json to keep its topic), or a "
+                        ".zip of a directory."}
+
+
+def form_fields(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's fields as multipart form fields: a part is absent rather than null, so the null alternative of
+    an optional field goes (a form cannot send a JSON null)."""
+    out = {}
+    for name, schema in model.model_json_schema()["properties"].items():
+        options = [s for s in schema.pop("anyOf", []) if s.get("type") != "null"]
+        schema = {**(options[0] if options else {}), **schema}
+        schema.pop("title", None)
+        if schema.get("default", 0) is None:
+            del schema["default"]
+        out[name] = schema
+    return out
+
+
+UPLOAD_FIELDS = {"files": FILES, **form_fields(UploadOptions)}
 UPLOAD_BODY = {"requestBody": {"content": {"multipart/form-data": {"schema": {
     "type": "object", "required": ["files"], "properties": UPLOAD_FIELDS}}}}}
 
@@ -105,33 +119,23 @@ def _score(settings: Settings, holder: IndexHolder, *, read: ReadResult, system:
 
 async def score_upload(
         settings: SettingsDep, holder: HolderDep, files: Annotated[list[UploadFile], File()],
-        format: Annotated[Literal[FORMATS], Form()] = "auto",  # type: ignore[valid-type]
-        mapping: Annotated[str | None, Form(max_length=64)] = None,
-        system: Annotated[str, Form(min_length=1, max_length=255)] = "default",
-        run: Annotated[str, Form(min_length=1, max_length=255)] = "default",
-        knowledge_cutoff: Annotated[IsoDate | None, Form()] = None,
-        cutoff: Annotated[str | None, Form(max_length=64)] = None,
-        until: Annotated[str | None, Form(max_length=64)] = None,
-        top_k: Annotated[int | None, Form(ge=1, le=200)] = None,
-        matcher: Annotated[Literal["dense", "hybrid"] | None, Form()] = None,
-        skip_invalid: Annotated[bool, Form()] = False,
-        prior_art: Annotated[bool | None, Form()] = None,
-        lookback_days: Annotated[int | None, Form(ge=1, le=36_500)] = None,
+        form: Annotated[UploadOptions, Form()],
         authorization: Annotated[str | None, Security(ADMIN_TOKEN)] = None) -> Response:
     """A generator's files read as one run (see POST /v1/score)."""
-    if knowledge_cutoff is not None:
+    if form.knowledge_cutoff is not None:
         require_admin(settings, authorization)
     limit = settings.max_upload_bytes
     sources = [SourceFile(upload.filename or "upload", data)
                for upload, data in zip(files, await read_within(files, limit))]
-    read = read_files(unpack(sources, limit=limit), format, mappings=mapping_named(mapping),
+    read = read_files(unpack(sources, limit=limit), form.format, mappings=mapping_named(form.mapping),
                       max_chars=settings.max_text_chars)
-    read.require_ideas(skip_invalid)
+    read.require_ideas(form.skip_invalid)
     check_count(len(read.ideas), settings.max_ideas_per_request)
+    declared = form.knowledge_cutoff.isoformat() if form.knowledge_cutoff else None
     return as_json(await run_in_threadpool(
-        _score, settings, holder, read=read, system=system, run=run, cutoff=cutoff, until=until, top_k=top_k,
-        matcher=matcher, knowledge_cutoff=knowledge_cutoff.isoformat() if knowledge_cutoff else None, upload=True,
-        prior_art=prior_art, lookback_days=lookback_days))
+        _score, settings, holder, read=read, system=form.system, run=form.run, cutoff=form.cutoff, until=form.until,
+        top_k=form.top_k, matcher=form.matcher, knowledge_cutoff=declared, upload=True, prior_art=form.prior_art,
+        lookback_days=form.lookback_days))
 
 
 # A plain `def`: FastAPI runs it in a worker thread, so encoding never blocks the event loop.

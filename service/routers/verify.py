@@ -7,9 +7,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from indexing.matcher.verifier import VerifierUnavailable, registries, rule_for
 from indexing.matcher.verifier.local import VerifierProcess
+from service.answers import JobOut
 from service.deps import AdminDep, JobsDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
 from service.runs import run_id_of
+from service.schemas import json_answer
 from service.verify import verifier_builder, verify_run
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
@@ -26,7 +28,7 @@ def _kind(run_id: int) -> str:
     return f"verify-run-{run_id}"
 
 
-@router.post("/{run}/verify", dependencies=[AdminDep], status_code=202,
+@router.post("/{run}/verify", dependencies=[AdminDep], status_code=202, **json_answer(JobOut),
              responses=errors(*ADMIN, *BODY, 404, 409, 422))
 def start(run: str, settings: SettingsDep, jobs: JobsDep, req: VerifyRequest | None = None,
           system: str | None = None) -> dict:
@@ -53,7 +55,7 @@ def start(run: str, settings: SettingsDep, jobs: JobsDep, req: VerifyRequest | N
     return jobs.submit_alone(_kind(run_id), work, f"run {run_id} is being verified")
 
 
-@router.get("/{run}/verify", responses=errors(404, 422, 503))
+@router.get("/{run}/verify", **json_answer(JobOut), responses=errors(404, 422, 503))
 def state(run: str, settings: SettingsDep, jobs: JobsDep, system: str | None = None) -> dict:
     """The latest verification job of the run: status, progress (ideas done of total), result or error."""
     run_id = run_id_of(settings.db_path, run, system)
