@@ -17,7 +17,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HINDSIGHT_", env_file=".env", extra="ignore")
 
     home: Path = Field(Path("var"), description="Root of all state: database, embedding cache, index versions.")
-    admin_token: SecretStr | None = Field(None, description="Bearer token for mutating endpoints; unset disables them.")
+    admin_token: SecretStr | None = Field(None, description="Bearer token for mutating endpoints; unset: `hindsight "
+                                                            "serve` on a loopback host makes a one-time one, other "
+                                                            "hosts disable them.")
 
     model: str = Field("minilm", description="Embedder key used by index builds (minilm, specter2).")
     specter2_base: str = Field("allenai/specter2_base", description="Local folder or hub id of the SPECTER2 base.")
