@@ -181,3 +181,62 @@ def test_the_dashboard_links_the_report_of_the_selected_runs(demo):
                 browser.close()
     finally:
         srv.stop()
+
+
+def test_every_panel_answers_two_runs_of_one_system_at_two_cutoffs(demo):
+    home, runs = demo
+    chosen = {runs["rag-generator/own-cutoff"], runs["rag-generator/demo"]}  # cutoffs 2023-12-01 and 2024-06-01
+    srv = Server(home, token=None)
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = chromium(p)
+            try:
+                page = browser.new_page(viewport={"width": 1360, "height": 1400})
+                failures = page_failures(page)
+                images: list[str] = []
+                page.on("requestfailed", lambda r: failures.append(f"failed: {r.url}"))
+                page.on("response", lambda r: images.append(f"{r.status} {r.url}")
+                        if r.request.resource_type == "image" and r.status >= 400 else None)
+                page.goto(srv.url + "/")
+                page.wait_for_selector("#runs input", state="attached")
+                for rid in runs.values():
+                    if rid not in chosen:
+                        page.uncheck(f"#runs input[value='{rid}']")
+                page.wait_for_function(
+                    "() => { const d = (id) => document.getElementById(id).dataset.ready;"
+                    " const img = document.getElementById('distribution-plot');"
+                    " return document.getElementById('group_by').value === 'window'"
+                    " && document.querySelectorAll('#systems-table tbody tr').length === 2"
+                    " && d('runview-section') === '24' && d('estimates-section') === 'window'"
+                    " && d('cutoffs-section') && d('quadrant-section')"
+                    " && ((img.complete && img.naturalWidth > 0)"
+                    "     || !document.getElementById('distribution-plot-empty').hidden)"
+                    " && document.querySelectorAll('#estimates-table tbody tr').length > 0; }", timeout=180_000)
+                page.wait_for_function("() => { const i = document.getElementById('cutoffs-plot');"
+                                       " return (i.complete && i.naturalWidth > 0 && !i.hidden)"
+                                       " || !document.getElementById('cutoffs-plot-empty').hidden"
+                                       " || document.getElementById('cutoffs-section').dataset.ready === 'refused'; }",
+                                       timeout=180_000)
+                assert "grouped per system @ window" in page.locator("#notice").inner_text()
+                groups = [r[0] for r in rows(page, "systems-table")]
+                assert [g.split("@")[-1].strip() for g in groups] == ["2023-12-01..2025-12-31",
+                                                                      "2024-06-01..2025-12-31"], groups
+                assert {r[0] for r in rows(page, "estimates-table")} >= set(groups)  # follows the grouping
+                for section in page.locator("main > section").all():
+                    text = section.inner_text()
+                    drawn = section.locator("img:visible").count() > 0  # a plot is an answer
+                    assert (drawn or len(text) > 60) and "loading" not in text, text[:200]
+                body = page.locator("body").inner_text()
+                assert not re.search(r"\b[45]\d\d\b:", body), re.search(r".{60}\b[45]\d\d\b:.{60}", body)
+                assert not re.search(r"--[a-z]", body), re.search(r".{60}--[a-z].{60}", body)
+                broken = page.eval_on_selector_all(
+                    "img", "imgs => imgs.filter(i => !i.hidden && !(i.complete && i.naturalWidth > 0)).map(i => i.id)")
+                assert broken == [] and images == [], (broken, images)
+                assert page.eval_on_selector("#runview-table td", "td => getComputedStyle(td).overflowWrap") == \
+                    "break-word"
+                page.screenshot(path=str(ARTIFACTS / "dashboard-two-cutoffs.png"), full_page=True)
+                assert not failures, failures
+            finally:
+                browser.close()
+    finally:
+        srv.stop()

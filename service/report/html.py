@@ -16,7 +16,7 @@ h1 { margin: 1.2rem 0 0.2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px soli
 nav a { margin-right: 0.8rem; }
 table { border-collapse: collapse; margin: 0.6rem 0 1rem; font-size: 13px; }
 caption { text-align: left; font-weight: 600; padding: 0.2rem 0; }
-th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; vertical-align: top; overflow-wrap: anywhere; }
+th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; vertical-align: top; overflow-wrap: break-word; }
 th { background: #f4f4f4; text-align: left; }
 td { max-width: 32rem; }
 .why { background: #fff8e1; border-left: 4px solid #f0b400; padding: 0.5rem 0.8rem; }

@@ -24,7 +24,8 @@
   function params() {
     const p = new URLSearchParams();
     document.querySelectorAll("#runs input:checked").forEach((box) => p.append("runs", box.value));
-    p.set("group_by", $("group_by").value === "run" ? "run" : "system");
+    // per system @ window: each run is its own group, since every cutoff re-scores all of its ideas
+    p.set("group_by", $("group_by").value === "system" ? "system" : "run");
     p.set("cutoffs", $("cutoffs-input").value.replace(/\s+/g, ""));
     return p;
   }
@@ -58,27 +59,36 @@
     const thead = document.createElement("thead");
     thead.append(head);
     $("cutoffs-table").replaceChildren(thead, body);
-    $("cutoffs-stability").textContent = answer.stability.map((s) =>
+    const perRun = $("group_by").value === "window"
+      ? "Grouped per run: each cutoff re-scores every idea of the run, so the cutoffs here are the windows. " : "";
+    $("cutoffs-stability").textContent = perRun + answer.stability.map((s) =>
       `${s.a} vs ${s.b}: leader ${s.consistent ? "holds at every cutoff" : "changes"} (${s.leader_by_cutoff.join(", ")})`).join(" · ");
     $("cutoffs-section").dataset.ready = answer.cutoffs.map((e) => e.cutoff).join(",");
   }
 
+  let runs = 0;
+
   async function run() {
     fail("");
-    if (!document.querySelector("#runs input:checked")) { fail("pick at least one run"); return; }
+    if (!document.querySelector("#runs input:checked")) { fail("Pick at least one run."); return; }
+    const seq = (runs += 1);
     const p = params();
     $("cutoffs-csv").href = `/v1/analysis/cutoffs?${p}&format=csv`;
     $("cutoffs-svg").href = `/v1/analysis/cutoffs.svg?${p}`;
     try {
       const res = await fetch(`/v1/analysis/cutoffs?${p}`);
       const body = await res.json().catch(() => ({}));
-      if (!res.ok) throw new Error(`${res.status}: ${typeof body.detail === "string" ? body.detail : body.detail?.message ?? JSON.stringify(body)}`);
+      if (seq !== runs) return;
+      if (!res.ok) throw new ApiError(res.status, body.detail ?? body);
       render(body);
-      $("cutoffs-plot").src = `/v1/analysis/cutoffs.png?${p}`;
+      showPlot($("cutoffs-plot"), `/v1/analysis/cutoffs.png?${p}`, "The cutoff-sensitivity plot could not be drawn "
+        + "for this selection; the table above holds its figures.");
     } catch (err) {
-      fail(err.message);
+      fail(`No cutoff sensitivity: ${lower(err.message)}`);
       $("cutoffs-table").replaceChildren();
-      $("cutoffs-plot").removeAttribute("src");
+      $("cutoffs-stability").textContent = "";
+      noPlot($("cutoffs-plot"), "");
+      $("cutoffs-section").dataset.ready = "refused";
     }
   }
 

@@ -24,14 +24,67 @@ const fmt = (x, digits = 3) => (x === null || x === undefined ? "–" : Number(x
 const pct = (x) => (x === null || x === undefined ? "–" : `${(100 * x).toFixed(0)}%`);
 const pval = (p) => (p === null || p === undefined ? "–" : p < 0.001 ? "< 0.001" : p.toFixed(3));
 
+// the query parameter an answer's detail names first ("pool_windows: the selection mixes ..."), if any
+const fieldOf = (detail) => (typeof detail === "string" ? (detail.match(/^([a-z_]+): /) || [])[1] || null : null);
+
+// a refusal as a sentence for the page: what is wrong and what to do in this page's words, never a status code or a
+// command-line option
+function plainError(status, detail) {
+  const field = fieldOf(detail);
+  if (field === "pool_windows") {
+    return "The selected runs were scored in different windows, which measure different futures: choose "
+      + "\u201csystem @ window\u201d under Group by, or tick \u201cpool windows\u201d to pool them anyway.";
+  }
+  if (status >= 500 && status !== 503) return "The server could not answer this request; its log says why.";
+  let text = typeof detail === "string" ? detail
+    : Array.isArray(detail) ? detail.map((d) => `${(d.loc || []).slice(-1)[0] ?? "request"} ${d.msg}`).join("; ")
+      : detail && typeof detail.message === "string" ? detail.message : "";
+  text = text.replace(/^[a-z_]+: /, "")
+    .replace(/\s*\([^()]*--[a-z][^()]*\)/g, "") // an aside naming a command-line option
+    .replace(/--([a-z][a-z-]*)/g, (_, name) => name.replace(/-/g, " "))
+    .replace(/\b([45]\d\d)\b:/g, "$1");
+  text = text.trim() || "The server refused this request.";
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+const lower = (text) => text.charAt(0).toLowerCase() + text.slice(1);
+
+class ApiError extends Error {
+  constructor(status, detail) {
+    super(plainError(status, detail));
+    this.status = status;
+    this.field = fieldOf(detail);
+  }
+}
+
 async function getJSON(url) {
   const res = await fetch(url);
   const body = await res.json().catch(() => ({}));
-  if (!res.ok) {
-    const detail = typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail ?? body);
-    throw new Error(`${res.status}: ${detail}`);
-  }
+  if (!res.ok) throw new ApiError(res.status, body.detail ?? body);
   return body;
+}
+
+// an id that may wrap after its / and _ (idea ids such as topic/idea_name), as text and <wbr> nodes
+function wrapId(text) {
+  return String(text ?? "").split(/(?<=[/_])/).flatMap((part, i) => (i ? [document.createElement("wbr"), part] : [part]));
+}
+
+// a plot, or when it cannot be drawn a sentence in its place, never a broken image (an img without src is hidden)
+function showPlot(img, url, sentence) {
+  const empty = $(`${img.id}-empty`);
+  img.onerror = () => { img.onerror = null; img.hidden = true; img.removeAttribute("src"); empty.hidden = false; empty.textContent = sentence; };
+  empty.hidden = true;
+  img.hidden = false;
+  img.src = url;
+}
+
+function noPlot(img, sentence) {
+  const empty = $(`${img.id}-empty`);
+  img.onerror = null;
+  img.removeAttribute("src");
+  img.hidden = true;
+  empty.hidden = !sentence;
+  empty.textContent = sentence || "";
 }
 
 function showError(message) {
@@ -147,7 +200,7 @@ function renderList(answer, key) {
   t.append(el("thead", {}, el("tr", {}, el("th", {}, "idea"), el("th", {}, "group"), el("th", { class: "num" }, "HindSight"),
     el("th", { class: "num" }, "judge"), el("th", {}, "best match"))));
   t.append(el("tbody", {}, listing.items.map((it) => el("tr", { "data-idea": it.idea_pk, onclick: () => openIdea(it.idea_pk) },
-    el("td", {}, it.idea_id), el("td", {}, swatch(it.group), it.group),
+    el("td", {}, wrapId(it.idea_id)), el("td", {}, swatch(it.group), wrapId(it.group)),
     el("td", { class: "num" }, fmt(it.score)), el("td", { class: "num" }, fmt(it.judge_value, 1)),
     el("td", { class: "title" }, it.best_match ? `${it.best_match.title} (${fmt(it.best_match.similarity, 2)}${it.best_match.above_threshold ? "" : ", not a match"})` : "–"),
   ))));
@@ -258,60 +311,81 @@ async function refresh() {
     showError("pick at least one run");
     return;
   }
+  const seq = (state.refreshes = (state.refreshes || 0) + 1);
   const sel = selectionParams();
   const jp = judgeParams();
   $("systems-csv").href = `/v1/analysis/systems?${sel}&format=csv`;
   $("corr-csv").href = `/v1/analysis/correlations?${sel}&format=csv`;
   $("quad-csv").href = `/v1/analysis/quadrants?${jp}&format=csv&table=ideas`;
   $("quad-svg").href = `/v1/analysis/quadrants.svg?${jp}`;
-  $("distribution-plot").src = `/v1/analysis/distributions.png?${sel}`;
   $("report-link").href = `/v1/report?${reportParams()}`;
   const errors = [];
-  try { renderSystems(await getJSON(`/v1/analysis/systems?${sel}`)); } catch (err) { errors.push(err.message); }
-  try { renderCorrelations(await getJSON(`/v1/analysis/correlations?${sel}`)); } catch (err) { errors.push(err.message); }
+  try {
+    const systems = await getJSON(`/v1/analysis/systems?${sel}`);
+    if (seq !== state.refreshes) return;
+    renderSystems(systems);
+    showPlot($("distribution-plot"), `/v1/analysis/distributions.png?${sel}`,
+      "The score distributions could not be drawn for this selection.");
+    // several windows shown apart: say why, whoever chose the grouping
+    const grouped = systems.windows.length > 1 && !systems.pooled_windows && $("group_by").value === "window";
+    showNotice(grouped ? `The selected runs were scored in ${systems.windows.length} windows, so their ideas are `
+      + "grouped per system @ window: a score at one cutoff counts matches among other papers than a score at "
+      + "another (tick \u201cpool windows\u201d to pool them anyway)." : "");
+  } catch (err) {
+    errors.push(err);
+    table("systems-table", [[err.message]], []);
+    table("comparison-table", [], []);
+    $("prior-art-systems").replaceChildren();
+    noPlot($("distribution-plot"), `No score distributions: ${lower(err.message)}`);
+  }
+  try {
+    renderCorrelations(await getJSON(`/v1/analysis/correlations?${sel}`));
+  } catch (err) {
+    errors.push(err);
+    table("corr-table", [[`No correlations: ${lower(err.message)}`]], []);
+  }
   const clearQuadrants = () => {
-    $("quadrant-plot").removeAttribute("src");
+    noPlot($("quadrant-plot"), "");
     $("counts-table").replaceChildren();
     $("quadrant-lists").replaceChildren();
     $("cuts").textContent = "";
   };
-  if (!state.judges.length) {
-    // nothing to plot: say what the panel needs instead of showing a broken image
+  const quadrantSentence = (text) => {
     clearQuadrants();
     $("quad-layout").hidden = true;
     document.querySelector("#quadrant-section .listing-controls").hidden = true;
     $("quadrant-empty").hidden = false;
-    $("quadrant-empty").textContent = "Quadrants need judge scores, and there are none yet: import an LLM judge's "
+    $("quadrant-empty").textContent = text;
+  };
+  if (!state.judges.length) {
+    // nothing to plot: say what the panel needs instead of showing a broken image
+    quadrantSentence("Quadrants need judge scores, and there are none yet: import an LLM judge's "
       + "scores with `hindsight judge import FILE`, or score an AI-Scientist ideas.json (its own ratings become the "
-      + "judge ai-scientist-self). The ideas and their matches are listed above without them.";
+      + "judge ai-scientist-self). The ideas and their matches are listed above without them.");
     $("quadrant-section").dataset.ready = "no-judges";
   } else {
-    $("quad-layout").hidden = false;
-    document.querySelector("#quadrant-section .listing-controls").hidden = false;
-    $("quadrant-empty").hidden = true;
     try {
       const answer = await getJSON(`/v1/analysis/quadrants?${listParams()}`);
+      $("quad-layout").hidden = false;
+      document.querySelector("#quadrant-section .listing-controls").hidden = false;
+      $("quadrant-empty").hidden = true;
       renderCounts(answer);
       $("quadrant-lists").replaceChildren(...QUADRANT_ORDER.map((q) => renderList(answer, q)));
-      $("quadrant-plot").src = `/v1/analysis/quadrants.png?${jp}`;
+      showPlot($("quadrant-plot"), `/v1/analysis/quadrants.png?${jp}`, "The quadrant plot could not be drawn for this selection.");
       $("quadrant-section").dataset.ready = `${answer.judge}:${answer.dimension}`;
     } catch (err) {
-      errors.push(err.message);
-      clearQuadrants();
+      errors.push(err);
+      quadrantSentence(`No quadrants: ${lower(err.message)}`);
+      $("quadrant-section").dataset.ready = "refused";
     }
   }
-  const unique = [...new Set(errors)];
-  // runs scored in different windows are refused when pooled: show them per window instead, and say why
-  const mixed = unique.find((e) => e.includes("pool_windows"));
+  if (seq !== state.refreshes) return;
+  // runs scored in different windows are refused when pooled: every panel shows them per window instead
+  const mixed = errors.some((e) => e.field === "pool_windows");
   if (mixed && $("group_by").value !== "window" && !$("pool_windows").checked) {
     $("group_by").value = "window";
-    await refresh();
-    showNotice("The selected runs were scored in different windows, so they are grouped per system @ window "
-      + "(tick \"pool windows\" to pool them anyway). The server said: " + mixed.replace(/^\d{3}: /, ""));
-    return;
+    $("controls").dispatchEvent(new Event("change")); // every panel that follows the controls redraws
   }
-  showNotice("");
-  showError(unique.join("\n"));
 }
 
 async function init() {

@@ -12,8 +12,11 @@ function judgingLeader(systems, name) {
   return means.length ? { group: means[0][0], mean: means[0][1], next: means[1] } : null;
 }
 
+let judgingRefreshes = 0;
+
 async function judgingRefresh() {
   const note = $("judging-note");
+  const seq = (judgingRefreshes += 1);
   let revisions;
   try { revisions = await getJSON("/v1/judging/revisions"); } catch (err) { note.textContent = err.message; return; }
   $("judging-empty").hidden = revisions.length > 0;
@@ -27,6 +30,7 @@ async function judgingRefresh() {
   const sel = selectionParams();
   let systems = { groups: [] };
   try { systems = await getJSON(`/v1/analysis/systems?${sel}`); } catch (err) { note.textContent = err.message; }
+  if (seq !== judgingRefreshes) return; // the selection changed meanwhile: the later refresh draws
   const leaders = {};
   const rows = [];
   for (const r of revisions) {
@@ -80,6 +84,7 @@ async function judgingRefresh() {
   table("judging-flips", [["judge a"], ["judge b"], ["novelty flips", "num"], ["feasibility flips", "num"],
     ["impact flips", "num"], ["overall flips", "num"], ["cut", "num"]], flipRows);
   $("judging-flips").hidden = !flipRows.length;
+  if (seq !== judgingRefreshes) return;
   note.textContent = notes.join(" ");
   note.className = notes.length ? "notice" : "muted";
   $("judging-section").dataset.ready = `${revisions.length}`;

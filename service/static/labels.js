@@ -27,10 +27,7 @@ async function labSend(url, body) {
     body: JSON.stringify(body),
   });
   const answer = await res.json().catch(() => ({}));
-  if (!res.ok) {
-    const detail = typeof answer.detail === "string" ? answer.detail : JSON.stringify(answer.detail ?? answer);
-    throw new Error(`${res.status}: ${detail}`);
-  }
+  if (!res.ok) throw new ApiError(res.status, answer.detail ?? answer);
   return answer;
 }
 
@@ -227,19 +224,43 @@ async function labNewDraw() {
 const ESTIMATE_METRICS = ["realised_rate", "direction_rate", "mean_score"];
 const ci = (e) => (!e || e.value === null ? "–" : `${fmt(e.value)} [${fmt(e.ci[0])}, ${fmt(e.ci[1])}]`);
 
+// per system @ window: the estimates of each window's runs on their own, as the systems panel groups them (and no
+// difference across windows, which measure different futures); the agreement of all the labels at once
+async function estimatesPerWindow(p) {
+  const systems = await getJSON(`/v1/analysis/systems?${p}`);
+  const ask = (runIds, pooled) => {
+    const q = new URLSearchParams();
+    runIds.forEach((r) => q.append("runs", r));
+    q.set("predictor", p.get("predictor"));
+    if (pooled) q.set("pool_windows", "true");
+    return getJSON(`/v1/labels/estimates?${q}`);
+  };
+  const parts = await Promise.all(systems.groups.map((g) => ask(g.run_ids, false).then((a) => {
+    a.groups.forEach((x) => { x.group = g.group; });
+    return a;
+  })));
+  const all = await ask(systems.groups.flatMap((g) => g.run_ids), true);
+  return { ...all, groups: parts.flatMap((a) => a.groups), differences: [], warnings: parts.flatMap((a) => a.warnings),
+    selection: { ...all.selection, group_by: "window" } };
+}
+
 async function labEstimates() {
-  const p = new URLSearchParams();
-  document.querySelectorAll("#runs input:checked").forEach((box) => p.append("runs", box.value));
+  // the runs, Group by, windows and Decision level of the systems panel
+  const p = selectionParams();
   p.set("predictor", $("estimates-predictor").value);
-  if ($("pool_windows").checked) p.set("pool_windows", "true");
+  const seq = (lab.estimates = (lab.estimates || 0) + 1);
   let answer;
   try {
-    answer = await getJSON(`/v1/labels/estimates?${p}`);
+    answer = p.get("group_by") === "window" ? await estimatesPerWindow(p) : await getJSON(`/v1/labels/estimates?${p}`);
   } catch (err) {
-    $("estimates-note").textContent = `no estimates: ${err.message}`;
+    if (seq !== lab.estimates) return;
+    $("estimates-note").textContent = `No estimates: ${lower(err.message)}`;
     $("estimates-table").replaceChildren();
+    $("estimates-warnings").hidden = true;
+    $("estimates-section").dataset.ready = "refused";
     return;
   }
+  if (seq !== lab.estimates) return;
   $("estimates-note").textContent = answer.annotator
     ? `From ${answer.annotator}'s labels of randomly drawn ideas (${answer.annotator_rule}); predictor: ${answer.predictor.text}.`
     : "No labels yet: draw ideas and label them above.";
@@ -286,6 +307,7 @@ async function labEstimates() {
   $("estimates-annotators").replaceChildren(...pairs);
   $("estimates-warnings").replaceChildren(...answer.warnings.map((w) => el("li", {}, w.message)));
   $("estimates-warnings").hidden = !answer.warnings.length;
+  $("estimates-section").dataset.ready = answer.selection.group_by;
 }
 
 async function labInit() {

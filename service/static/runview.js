@@ -50,7 +50,7 @@
       onclick: () => { view.desc = view.sort === key ? !view.desc : key === "score" || key.startsWith("best_") || key === "direction_score"; view.sort = key; render(); },
     }, label)));
     const body = rows.map((r) => node("tr", { "data-idea": r.idea_pk, onclick: () => openIdea(r.idea_pk) },
-      node("td", {}, r.idea_id), node("td", {}, r.group), node("td", {}, r.topic || "–"),
+      node("td", {}, wrapId(r.idea_id)), node("td", {}, r.group), node("td", {}, wrapId(r.topic || "–")),
       node("td", { class: "title" }, r.title || "–"),
       node("td", { class: "num" }, fmt(r.score)),
       node("td", { class: r.decision === "realised" ? "yes" : r.decision === "direction" ? "dir" : "" },
@@ -69,13 +69,17 @@
       + `${direction} direction only`;
   }
 
+  let loads = 0;
+
   async function load() {
+    const seq = (loads += 1);
     const ids = [...document.querySelectorAll("#runs input:checked")].map((b) => b.value);
     const answers = [];
     for (const id of ids) {
       const res = await fetch(`/v1/runs/${id}/ideas`);
       if (res.ok) answers.push(await res.json());
     }
+    if (seq !== loads) return; // the ticked runs changed meanwhile: the later load draws
     view.rows = answers.flatMap((a) => a.ideas.map((r) => ({ ...r, group: `${a.system} / ${a.run}`, decision: decision(r) })));
     const topics = [...new Set(view.rows.map((r) => r.topic).filter(Boolean))].sort();
     const current = $("runview-topic").value;
