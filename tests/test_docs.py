@@ -129,6 +129,7 @@ WHO_RAN = [
     (re.compile(r"\b(?:sub-?)?agents?\b", re.I), re.compile(r"multi-agent|user-agent", re.I)),
     (re.compile(r"\bhelpers?\b", re.I), re.compile(r"helpers\.py|helpers from", re.I)),
     (re.compile(r"\bH\d{1,2}\b"), None),
+    (re.compile(r"\b(?:this|our) work\b", re.I), None),
 ]
 
 
@@ -156,7 +157,7 @@ def test_the_wording_checks_catch_what_they_are_for():
     assert not leaving_the_repository(page, "see [the log](../bench/results/README.md) and `$SHARED/a.json`")
     for line in ("while six other sessions used it (load 15)", "the midday session of 2026-12-03",
                  "One reader (H6 of the 2026-12-05 session)", "judged by two reviewers", "a subagent ran it",
-                 "a helper measured it"):
+                 "a helper measured it", "before this work (cfe7a50)"):
         assert who_ran(line), line
     for line in ("one ONNX Runtime session per core", "`reviewers-v1` asks what expert reviewers would say",
                  "review i against gold reviewer i", "`tests/helpers.py` starts the server", "a multi-agent debate",
