@@ -88,8 +88,8 @@ def _judge_reason(exc: AnalysisError, what: str) -> str:
         return (f"No judge scored the selected ideas, so there are no {what}: import a judge's scores "
                 "(`hindsight judge import FILE`) or rate the runs (`hindsight judge run`).")
     if isinstance(exc, Conflict) and exc.field == "judge":
-        return _sentence(exc.message.replace("choose one", f"the {what} are drawn for one judge, chosen when the report "
-                                                           "is made"))
+        chosen = f"the {what} are drawn for one judge, chosen when the report is made"
+        return _sentence(exc.message.replace("choose one", chosen))
     return _sentence(f"There are no {what}: {exc.message}")
 
 
