@@ -1,5 +1,6 @@
 """Request and response models of the scoring API."""
 
+import copy
 import re
 from datetime import date
 from typing import Annotated, Any, Literal
@@ -79,7 +80,9 @@ def _filled(value: str | None) -> bool:
 
 _SOME_TEXT: dict[str, Any] = {"type": "string", "pattern": r"\S"}
 # the rule below, said in the schema, so a client generated from it builds only ideas the server accepts
-_TEXT_OR_PROBLEM_METHOD: list[Any] = [
+# each shape carries every property (a generator such as openapi-python-client builds one class per shape from its
+# own properties alone: with only the ones the rule names, its ideas had no id)
+_TEXT_OR_PROBLEM_METHOD: list[dict[str, Any]] = [
     {"required": ["text"], "properties": {"text": _SOME_TEXT, "problem": {"type": "null"}, "method": {"type": "null"}}},
     {"required": ["problem"], "properties": {"problem": _SOME_TEXT, "text": {"type": "null"}}},
     {"required": ["method"], "properties": {"method": _SOME_TEXT, "text": {"type": "null"}}},
@@ -96,10 +99,16 @@ class Origin(BaseModel):
     title: Text | None = Field(None, max_length=4000)
 
 
+def _idea_shapes(schema: dict[str, Any]) -> None:
+    schema["anyOf"] = [{"required": [*schema["required"], *shape["required"]],
+                        "properties": {**copy.deepcopy(schema["properties"]), **shape["properties"]}}
+                       for shape in _TEXT_OR_PROBLEM_METHOD]
+
+
 class IdeaIn(BaseModel):
     """An idea: 'text', or 'problem' and/or 'method' (at least one with a non-blank character)."""
 
-    model_config = ConfigDict(json_schema_extra={"anyOf": _TEXT_OR_PROBLEM_METHOD})
+    model_config = ConfigDict(json_schema_extra=_idea_shapes)
     id: Text = Field(min_length=1, max_length=255, description="The caller's idea id.")
     problem: Text | None = None
     method: Text | None = None
