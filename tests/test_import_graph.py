@@ -1,6 +1,7 @@
-"""The modules of indexing/ and service/ import each other without a circle: every import statement counts, at the
-top of a module, under `if TYPE_CHECKING:` or deferred inside a function (a deferred import hides a circle from
-Python, not from the layering)."""
+"""The modules of indexing/ and service/ import each other without a circle, and never up a layer (LAYERS names them,
+bottom first): every import statement counts, at the top of a module, under `if TYPE_CHECKING:` or deferred inside a
+function (a deferred import hides a circle from Python, not from the layering). No module imports another package's
+private name."""
 
 import ast
 from pathlib import Path
@@ -90,3 +91,58 @@ def test_the_graph_finds_a_circle_and_the_imports_it_is_made_of():
 
 def test_no_import_circle_in_indexing_or_service():
     assert circles(import_graph()) == []
+
+
+# The layers, bottom first: a module may import its own layer and those below it, never one above. A module belongs
+# to the layer of the longest prefix that names it.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("errors", ("indexing.errors",)),  # the domain's one error base: everything may raise it
+    ("foundation", ("indexing.settings", "indexing.retry", "indexing.stopwords", "indexing.cachekey",
+                    "indexing.models", "indexing.db")),
+    ("indexing", ("indexing",)),  # the offline library: ingest, fetch, embed, index, match
+    ("schemas", ("service.schemas",)),  # the API's request and answer models the library shapes its answers with
+    ("service library", ("service",)),  # scoring, analyses, labels, judging, prior art: what the CLI and API call
+    ("http", ("service.errors", "service.deps", "service.uploads", "service.jobs", "service.state", "service.heap",
+              "service.threads")),  # the server's plumbing: error handlers, dependencies, the index holder, jobs
+    ("routers", ("service.routers",)),
+    ("app", ("service.app",)),
+    ("cli", ("service.cli",)),
+]
+
+
+def layer_of(module: str, layers: list[tuple[str, tuple[str, ...]]] = LAYERS) -> int:
+    found = [(len(p), i) for i, (_, prefixes) in enumerate(layers) for p in prefixes
+             if module == p or module.startswith(p + ".")]
+    assert found, f"{module} is in no layer"
+    return max(found)[1]
+
+
+def upward(graph: dict[str, set[str]], layers: list[tuple[str, tuple[str, ...]]] = LAYERS) -> list[str]:
+    """Every import of a module in a higher layer, as 'a (layer) -> b (layer)'."""
+    return sorted(f"{a} ({layers[layer_of(a, layers)][0]}) -> {b} ({layers[layer_of(b, layers)][0]})"
+                  for a, targets in graph.items() for b in targets if layer_of(b, layers) > layer_of(a, layers))
+
+
+def test_the_layering_finds_an_import_that_goes_up():
+    layers = [("low", ("a",)), ("mid", ("b",)), ("top", ("b.c",))]
+    assert upward({"a.x": {"b.y"}, "b.y": {"a.x"}, "b.c": {"b.y"}}, layers) == ["a.x (low) -> b.y (mid)"]
+    assert upward({"b.y": {"b.c.z"}}, layers) == ["b.y (mid) -> b.c.z (top)"]
+
+
+def test_no_import_goes_up_a_layer():
+    graph = import_graph()
+    assert upward(graph) == []
+    held = {layer_of(module) for module in graph}
+    assert held == set(range(len(LAYERS))), [LAYERS[i][0] for i in range(len(LAYERS)) if i not in held]
+
+
+def test_no_module_imports_another_packages_private_name():
+    found = []
+    for name, path in modules().items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found += [f"{name}: from {node.module} import {a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")
+                          and node.module != package and not node.module.startswith(package + ".")]
+    assert found == []
