@@ -2,11 +2,10 @@
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
 from pydantic import Field
 
-from service.analyses import AnalysisError
 from service.deps import SessionDep, SettingsDep
 from service.errors import errors
 from service.judges import DimensionName
@@ -39,10 +38,7 @@ def report(session: SessionDep, settings: SettingsDep,
     """The report `hindsight report --out report.html` writes, for these runs."""
     request = ReportRequest(runs=tuple(str(r) for r in runs), judge=judge, labels=labels, group_by=group_by,
                             level=level, cutoff=cutoff, until=until, pool_windows=pool_windows, dimension=dimension)
-    try:
-        page = render_html(gather(session, settings, request))
-    except AnalysisError as exc:
-        raise HTTPException(exc.status, str(exc)) from None
+    page = render_html(gather(session, settings, request))
     headers = {"Content-Security-Policy": POLICY}
     if download:
         headers["Content-Disposition"] = 'attachment; filename="hindsight-report.html"'
