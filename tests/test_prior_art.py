@@ -20,7 +20,7 @@ from service.prior_art.models import PriorArt, PriorArtMatch
 from service.prior_art.store import prior_art_out, stored_prior_art, window_of
 from service.runs import find_run
 from service.schemas import IdeaIn
-from tests.factories import PRIOR_ART_CUTOFF, prior_art_version
+from tests.factories import PRIOR_ART_CUTOFF, PRIOR_ART_IDEAS, prior_art_version
 
 
 def test_the_four_classes_and_unknown():
@@ -284,3 +284,26 @@ def test_a_runs_stored_prior_art_is_read_back_in_a_fixed_number_of_queries(plant
             return len(seen)
 
     assert queries("read-all") == queries("read-one")  # the look-back matches of every score in one query
+
+
+@pytest.mark.parametrize("shape", ["text", "facets"])
+def test_a_pair_gets_one_decision_on_both_sides_of_the_cutoff(planted, minilm, shape):
+    """hs-0010 (2023-06-05) is in the forward window at 2023-06-01 and in the look-back window at 2023-07-01: the
+    same (idea, paper) pair, one index, so the same probabilities and decisions, whatever else shares each window."""
+    settings, loaded, ideas = planted
+    paper = PRIOR_ART_IDEAS["anticipated"]
+    text = ideas["anticipated"]["text"]
+    title, _, abstract = text.partition(". ")
+    idea = IdeaIn(id="pair", text=text) if shape == "text" else IdeaIn(id="pair", problem=title, method=abstract)
+
+    def scored(cutoff: str):
+        return score_run(settings, loaded=loaded, embedder=minilm, read=ReadResult.of([idea]), system="s",
+                         run=f"pair-{shape}-{cutoff}", cutoff=cutoff, matcher="hybrid").results[0]
+
+    forward = next(m for m in scored("2023-06-01").matches if m.paper_id == paper)
+    before = scored("2023-07-01").prior_art
+    assert before is not None
+    back = next(m for m in before.matches if m.paper_id == paper)
+    assert forward.p_realised == pytest.approx(back.p_realised, abs=1e-6)
+    assert forward.p_direction == pytest.approx(back.p_direction, abs=1e-6)
+    assert (forward.realised, forward.direction) == (back.realised, back.direction)

@@ -49,7 +49,10 @@ def method_section(e: dict) -> list[str]:
             "match is a direction match when p_direction >= its threshold and realised when, in addition, "
             "p_method >= its threshold. Realised implies direction by construction. Matches rank by p_realised = "
             "p_direction * p_method.",
-            f"* Candidates: dense and BM25 top-{e['candidates']} of the whole idea and of its problem, merged.",
+            f"* Candidates: dense and BM25 top-{e['candidates']} of the whole idea and of its problem, merged."
+            + (f" Every feature is the pair's alone (cosines, lexical coverage weighed by the reference lexicon "
+               f"`{e['lexicon']}`, both also against the reference papers (`{e['spread']}`), the idea's length), "
+               "so a pair is decided the same in every window." if e.get("lexicon") else ""),
             "* Negatives: hard negatives (same problem, another method), vague ideas, and method swaps made in code "
             "from the labelled set (the problem of idea i with the method of another idea of the same field: its "
             "direction paper is i's source, the paper that has its method is j's, on another problem).",
@@ -62,7 +65,9 @@ def method_section(e: dict) -> list[str]:
             "ideas match anything; method's, given it, the smallest at which hard negatives, method swaps and vague "
             f"ideas each realise anything for at most {e['target_false_match']:.0%} of their ideas.",
             "* Text-only ideas (`text` instead of problem + method) use models fitted on the same ideas with problem "
-            "and method joined into one text; they have only whole-idea features.", ""]
+            "and method joined into one text; they have whole-idea features"
+            + (" and the lesser of the text's two halves (a swap's source holds one half, a realisation both); a "
+               "swap's method paper is not a method positive there." if e.get("lexicon") else " only."), ""]
 
 
 def weights_section(e: dict) -> list[str]:
