@@ -71,10 +71,12 @@ BODY = (400, 413)
 
 
 def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """`responses=` for a route: each code documented with ErrorOut (503 with its Retry-After header)."""
+    """`responses=` for a route: each code documented with ErrorOut (503 with its Retry-After header), as JSON also
+    on a route whose own answer is not (FastAPI files `model` under the route's media type, text/html for a page)."""
     out: dict[int | str, dict[str, Any]] = {}
     for code in sorted(set(codes)):
-        out[code] = {"model": ErrorOut, "description": DESCRIPTIONS[code]}
+        out[code] = {"model": ErrorOut, "description": DESCRIPTIONS[code],
+                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
         if code == 503:
             out[code]["headers"] = {"Retry-After": {"description": "Seconds to wait before retrying.",
                                                     "schema": {"type": "integer"}}}
