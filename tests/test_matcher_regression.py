@@ -25,16 +25,18 @@ PAPERLISTS = sorted((SHARED_DATA / "paperlists").glob("*/*.json"))
 pytestmark = [pytest.mark.shared, pytest.mark.server, pytest.mark.skipif(not DEV.exists() or not PAPERLISTS,
                                                      reason="../shared/data (dev ideas, paperlists) is absent")]
 
-# nested leave-one-field-out on the dev set alone (bf16 MiniLM, 2026-12-01); (kind, measure): recorded value
+# nested leave-one-field-out on the dev set alone, pair-only features (openvino-int8 f32 MiniLM, 2026-12-06; the
+# window-relative fit of 2026-12-01 had paraphrase 0.925, loose 0.55, direction 0.95 / 0.65 / 0.80 / 0.76, and no
+# method swap or vague idea realised); (kind, measure): recorded value
 RECORDED = {
-    ("paraphrase", "source_realised"): 0.925, ("loose", "source_realised"): 0.55,
-    ("paraphrase", "source_direction"): 0.95, ("loose", "source_direction"): 0.65,
-    ("hard_negative", "source_direction"): 0.80, ("method_swap", "source_direction"): 0.76,
+    ("paraphrase", "source_realised"): 0.90, ("loose", "source_realised"): 0.70,
+    ("paraphrase", "source_direction"): 0.95, ("loose", "source_direction"): 0.85,
+    ("hard_negative", "source_direction"): 0.85, ("method_swap", "source_direction"): 0.78,
     ("paraphrase", "recall@1"): 1.0, ("loose", "recall@1"): 1.0,
 }
-# at most these (anything realised)
-CEILINGS = {("hard_negative", "any_realised"): 0.10, ("method_swap", "any_realised"): 0.0,
-            ("vague", "any_realised"): 0.0}
+# at most these (anything realised): one method swap of 60 and one vague idea of 20
+CEILINGS = {("hard_negative", "any_realised"): 0.0, ("method_swap", "any_realised"): 1 / 60,
+            ("vague", "any_realised"): 0.05}
 
 
 @pytest.fixture(scope="module")

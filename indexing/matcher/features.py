@@ -130,7 +130,7 @@ def pair_only(lexicon: Lexicon, spread: Spread | None, queries: dict[str, Query]
     out = {}
     for f in (*FACETS, "method_own"):
         q = queries.get(f) or queries.get("method" if f == "method_own" else "whole") or queries["whole"]
-        out[f"lex_{f}"] = np.array([lexicon.coverage(q.stems, d) for d in papers], dtype=np.float64)
+        out[f"lex_{f}"] = lexicon.coverage(q.stems, papers)
         if f != "method_own":
             mean, sd = lexicon.chance(q.stems)
             out[f"lex_{f}_z"] = (out[f"lex_{f}"] - mean) / sd
@@ -139,8 +139,8 @@ def pair_only(lexicon: Lexicon, spread: Spread | None, queries: dict[str, Query]
     out["log_words"] = np.full(len(papers), math.log(max(words, 1)), dtype=np.float64)
     # the two parts: problem and method, or a one-text idea's halves (the whole text when it has none)
     two = ("problem", "method") if "problem" in facet_vectors else PARTS if PARTS[0] in facet_vectors else None
-    lex = [np.array([lexicon.coverage(queries[p].stems, d) for d in papers]) for p in two] if two else [
-        out["lex_whole"]]
+    lex = [out[f"lex_{p}"] if p in FACETS else lexicon.coverage(queries[p].stems, papers)
+           for p in two] if two else [out["lex_whole"]]
     out["lex_parts_min"] = np.minimum.reduce(lex)
     out["cos_parts_min"] = np.minimum.reduce([cosines[p] for p in two] if two else [cosines["whole"]])
     if spread is not None:

@@ -55,24 +55,28 @@ class Lexicon:
             found = self._idf[stem] = math.log1p((self.documents - d + 0.5) / (d + 0.5))
         return found
 
-    def _ceiling(self, weights: dict[str, float]) -> float:
-        return sum(weights.values()) * (MIN_TERMS / len(weights) if len(weights) < MIN_TERMS else 1.0)
-
-    def coverage(self, query: frozenset[str], document: frozenset[str]) -> float:
-        """Share of the query's idf mass whose stems the document holds, in [0, 1]."""
+    def weights(self, query: frozenset[str]) -> tuple[dict[str, float], float]:
+        """Each query stem's idf and the query's ceiling (fewer than MIN_TERMS stems count the missing as unmatched)."""
         weights = {s: self.idf(s) for s in query}
-        ceiling = self._ceiling(weights) if weights else 0.0
-        return sum(w for s, w in weights.items() if s in document) / ceiling if ceiling > 0 else 0.0
+        # fsum: correctly rounded whatever the order a set is walked in (string hashes differ between processes)
+        ceiling = math.fsum(weights.values()) * (MIN_TERMS / len(weights) if 0 < len(weights) < MIN_TERMS else 1.0)
+        return weights, ceiling
+
+    def coverage(self, query: frozenset[str], documents: Sequence[frozenset[str]]) -> np.ndarray:
+        """Per document, the share of the query's idf mass whose stems it holds, in [0, 1]."""
+        weights, ceiling = self.weights(query)
+        if ceiling <= 0:
+            return np.zeros(len(documents))
+        return np.array([math.fsum(weights[s] for s in query & d) for d in documents], dtype=np.float64) / ceiling
 
     def chance(self, query: frozenset[str]) -> tuple[float, float]:
         """Mean and spread of coverage over reference papers, each stem present at its document frequency."""
-        weights = {s: self.idf(s) for s in query}
-        ceiling = self._ceiling(weights) if weights else 0.0
+        weights, ceiling = self.weights(query)
         if ceiling <= 0:
             return 0.0, 1.0
         p = {s: min(self.df.get(s, 0), self.documents) / max(self.documents, 1) for s in weights}
-        mean = sum(w * p[s] for s, w in weights.items()) / ceiling
-        var = sum(w * w * p[s] * (1 - p[s]) for s, w in weights.items()) / ceiling ** 2
+        mean = math.fsum(w * p[s] for s, w in weights.items()) / ceiling
+        var = math.fsum(w * w * p[s] * (1 - p[s]) for s, w in weights.items()) / ceiling ** 2
         return mean, math.sqrt(max(var, 1e-6))
 
     def as_dict(self) -> dict:
