@@ -130,11 +130,11 @@ def open_labelling_view(page, url: str, run_id: int, annotator: str = "reader") 
     return failures
 
 
-def load_script(name: str):
-    """scripts/<name>.py as a module (the scripts are not a package)."""
+def load_script(name: str, folder: str = "scripts"):
+    """<folder>/<name>.py as a module (scripts/ and bench/ are not packages)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, ROOT / folder / f"{name}.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
