@@ -43,7 +43,7 @@ from indexing.matcher.reference import Lexicon, Spread, stems
 FACETS = ("whole", "problem", "method")
 PER_FACET = ("cos", "cos_margin", "cos_z", "bm25", "bm25_share", "bm25_margin")
 OWN = ("cos_method_own", "cos_method_own_margin", "bm25_method_own_share", "bm25_method_own_margin")
-PAIR_ONLY = tuple(f"{k}_{f}{z}" for f in FACETS for k in ("lex", "cos") for z in ("", "_z") if f"{k}{z}" != "cos") + (
+PAIR_ONLY = tuple(n for f in FACETS for n in (f"lex_{f}", f"lex_{f}_z", f"cos_{f}_z")) + (
     "lex_method_own", "log_words", "cos_parts_min", "cos_parts_min_z", "lex_parts_min")
 PARTS = ("first", "second")
 LEGACY = ("cos_gap", "bm25_gap", "cos_method_gap", "bm25_method_gap", "dense_rr", "lex_rr")
@@ -137,15 +137,14 @@ def pair_only(lexicon: Lexicon, spread: Spread | None, queries: dict[str, Query]
             if spread is not None:
                 out[f"cos_{f}_z"] = spread.z(facet_vectors.get(f, facet_vectors["whole"]), cosines[f])
     out["log_words"] = np.full(len(papers), math.log(max(words, 1)), dtype=np.float64)
-    # the two parts: problem and method, or a one-text idea's halves (the whole text when it has none)
-    two = ("problem", "method") if "problem" in facet_vectors else PARTS if PARTS[0] in facet_vectors else None
-    lex = [out[f"lex_{p}"] if p in FACETS else lexicon.coverage(queries[p].stems, papers)
-           for p in two] if two else [out["lex_whole"]]
-    out["lex_parts_min"] = np.minimum.reduce(lex)
-    out["cos_parts_min"] = np.minimum.reduce([cosines[p] for p in two] if two else [cosines["whole"]])
+    # the two parts: problem and method, or a one-text idea's halves (the whole text when it has neither)
+    two = ("problem", "method") if "problem" in facet_vectors else PARTS if PARTS[0] in facet_vectors else ("whole",)
+    out["lex_parts_min"] = np.minimum.reduce([out[f"lex_{p}"] if p in FACETS else lexicon.coverage(queries[p].stems,
+                                                                                                    papers)
+                                              for p in two])
+    out["cos_parts_min"] = np.minimum.reduce([cosines[p] for p in two])
     if spread is not None:
-        out["cos_parts_min_z"] = np.minimum.reduce([spread.z(facet_vectors[p], cosines[p]) for p in two] if two else [
-            out["cos_whole_z"]])
+        out["cos_parts_min_z"] = np.minimum.reduce([spread.z(facet_vectors[p], cosines[p]) for p in two])
     return out
 
 
