@@ -220,7 +220,9 @@ def test_the_check_catches_the_bf16_fault_it_was_made_for(settings, tmp_path, ir
     finally:
         minilm._openvino.cache_clear()
     bad = [f["length"] for f in verdict["failed"]]
-    if version("openvino") == "2026.4.1":  # the release measured wrong at 32 tokens on these CPUs
+    # the release measured wrong at 32 tokens on CPUs with AMX; on an AMD EPYC with AVX-512 BF16 and no AMX it
+    # compiled right (worst drift 0.008, at 8 tokens, 2026-12-06)
+    if version("openvino") == "2026.4.1" and any(f.startswith("amx") for f in cpu.cpu_flags()):
         assert verdict["verdict"] == "fail" and bad == [32], verdict["per_length"]
     else:  # another release may have fixed it; whatever it gets wrong, the check names
         assert verdict["verdict"] == "pass" or bad, verdict["per_length"]
