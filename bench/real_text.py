@@ -27,6 +27,8 @@ from pathlib import Path
 from scipy.stats import binomtest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from scripts.generator_mappings import labels_of  # noqa: E402
 CLI = [sys.executable, "-m", "service.cli"]
 AFTER, BEFORE = ("coling2025.json",), ("acl2022.json", "naacl2022.json", "coling2022.json")
 DECISIONS = {"realised": "same_problem_and_approach", "direction": "same_problem"}
@@ -80,16 +82,6 @@ def pair_figures(results: list[dict], labels: dict[str, dict], side: str) -> dic
     return out
 
 
-def read_labels(paths: list[Path]) -> dict[str, dict]:
-    out = {}
-    for path in paths:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                out[row["idea"]] = row
-    return out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--plans", type=Path, required=True)
@@ -113,7 +105,7 @@ def main() -> None:
         readings.setdefault(path.stem.rstrip("0123456789").rstrip("_").removesuffix("_air"), []).append(path)
     report = {"ideas": len(results), "score_seconds": round(seconds, 1),
               "matcher": answer.get("matcher_version"), "revision": answer.get("revision"),
-              "readings": {name: pair_figures(results, read_labels(paths),
+              "readings": {name: pair_figures(results, labels_of(paths),
                                               "lookback" if "lookback" in name else "forward")
                            for name, paths in sorted(readings.items())}}
     text = json.dumps(report, indent=2)
