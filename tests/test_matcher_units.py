@@ -293,3 +293,9 @@ def test_pair_only_features_do_not_move_with_the_other_candidates(tmp_path):
         read_lexicon(name, [tmp_path])
     with pytest.raises(ReferenceMissing):
         read_lexicon("lexicon-000000000000.json", [tmp_path / "nowhere"])
+
+
+def test_an_entry_whose_reference_file_is_gone_is_refused_when_it_loads():
+    entry = {**_entry(), "lexicon": "lexicon-000000000000.json", "registry": "/nowhere/minilm-hybrid.json"}
+    with pytest.raises(ValueError, match="lexicon-000000000000.json"):
+        HybridMatcher.from_entry(entry)

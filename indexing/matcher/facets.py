@@ -10,6 +10,9 @@ import numpy as np
 from indexing.embedders import Embedder, join
 
 
+PARTS = ("first", "second")  # a one-text idea's halves, embedded beside its whole text
+
+
 @dataclass
 class IdeaFacets:
     """An idea's texts: whole always (the embedder's input: problem [SEP] method, or the free text); problem and
@@ -47,7 +50,7 @@ class IdeaFacets:
         """What each facet is embedded as."""
         if self.faceted:
             return {"whole": self.whole, "problem": str(self.problem), "method": str(self.method)}
-        return {"whole": self.whole, **({"first": self.parts[0], "second": self.parts[1]} if self.parts else {})}
+        return {"whole": self.whole, **(dict(zip(PARTS, self.parts)) if self.parts else {})}
 
     def as_text(self) -> "IdeaFacets":
         """The same idea given as one free text (problem and method joined): the text models' input."""

@@ -37,7 +37,7 @@ import numpy as np
 
 from indexing.lexical import LexicalIndex, Query, WindowLexical, stemmer, top_positions, words
 from indexing.matcher.corpus import Allowed
-from indexing.matcher.facets import IdeaFacets
+from indexing.matcher.facets import PARTS, IdeaFacets
 from indexing.matcher.reference import Lexicon, Spread, stems
 
 FACETS = ("whole", "problem", "method")
@@ -45,7 +45,6 @@ PER_FACET = ("cos", "cos_margin", "cos_z", "bm25", "bm25_share", "bm25_margin")
 OWN = ("cos_method_own", "cos_method_own_margin", "bm25_method_own_share", "bm25_method_own_margin")
 PAIR_ONLY = tuple(n for f in FACETS for n in (f"lex_{f}", f"lex_{f}_z", f"cos_{f}_z")) + (
     "lex_method_own", "log_words", "cos_parts_min", "cos_parts_min_z", "lex_parts_min")
-PARTS = ("first", "second")
 LEGACY = ("cos_gap", "bm25_gap", "cos_method_gap", "bm25_method_gap", "dense_rr", "lex_rr")
 ALL_FEATURES = tuple(_f for f in FACETS for _f in (f"cos_{f}", f"cos_{f}_margin", f"cos_{f}_z", f"bm25_{f}",
                                                     f"bm25_{f}_share", f"bm25_{f}_margin")) + OWN + LEGACY + PAIR_ONLY

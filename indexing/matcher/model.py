@@ -151,7 +151,12 @@ class HybridMatcher:
                     Logistic.from_dict(entry["decisions"][dec][shape])
                 except (KeyError, TypeError) as exc:
                     raise ValueError(f"matcher entry lacks decisions.{dec}.{shape} ({exc})") from None
-        return cls(entry)
+        matcher = cls(entry)
+        try:  # read once, when the version loads: a missing or changed reference file is a damaged entry
+            _ = matcher.lexicon, matcher.spread
+        except (LookupError, ValueError, TypeError) as exc:
+            raise ValueError(str(exc)) from None
+        return matcher
 
 
 def read_registry(path: Path) -> dict:

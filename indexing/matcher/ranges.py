@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from indexing.lexical import STOPWORDS, TOKEN, words
-from indexing.matcher.facets import IdeaFacets
+from indexing.matcher.facets import PARTS, IdeaFacets
 
 DIRECTION_ONLY = "judged for direction only: this idea cannot be realised (see the warnings above)"
 MIN_WORDS = 8  # distinct content words (stop words left out) an idea needs before it can be realised
@@ -65,7 +65,7 @@ def check(idea: IdeaFacets, *, token_counts: dict[str, int] | None = None, max_t
     if not english(text):
         out.cap("not English (the embedder and BM25 are English-only)")
     if token_counts and max_tokens:
-        past = {f: n for f, n in token_counts.items() if n > max_tokens and f in ("whole", "problem", "method")}
+        past = {f: n for f, n in token_counts.items() if n > max_tokens and f not in PARTS}
         for f, n in past.items():
             out.warnings.append(f"{f} is {n} tokens, past the embedder's {max_tokens}: its cosine reads the first "
                                 f"{max_tokens}, BM25 reads all of it")
