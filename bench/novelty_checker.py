@@ -21,7 +21,6 @@ import argparse
 import csv
 import json
 import re
-import subprocess
 import sys
 import tempfile
 from datetime import date, timedelta
@@ -30,18 +29,10 @@ from pathlib import Path
 from sklearn.metrics import balanced_accuracy_score, confusion_matrix, roc_auc_score
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from real_text import cli  # noqa: E402
 CUTOFF = date(2024, 6, 1)
 IN_PRINT = {"already_published", "recalled"}
-
-
-def cli(home: Path, *args: str) -> str:
-    import os
-
-    done = subprocess.run([sys.executable, "-m", "service.cli", *args], cwd=ROOT,
-                          env={**os.environ, "HINDSIGHT_HOME": str(home)}, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"hindsight {' '.join(args)} failed:\n{done.stderr[-2000:]}")
-    return done.stdout
 
 
 def read_split(path: Path) -> tuple[list[dict], dict[str, dict]]:

@@ -18,6 +18,7 @@ counted apart (`unjudged_calls`), never as right or wrong. Also printed: the tim
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -34,18 +35,13 @@ AFTER, BEFORE = ("coling2025.json",), ("acl2022.json", "naacl2022.json", "coling
 DECISIONS = {"realised": "same_problem_and_approach", "direction": "same_problem"}
 
 
-def cli(home: Path, *args: str) -> str:
-    done = subprocess.run([*CLI, *args], cwd=ROOT, env={**_env(), "HINDSIGHT_HOME": str(home)},
-                          capture_output=True, text=True)
+def cli(home: Path, *args: str, tree: Path = ROOT) -> str:
+    """`hindsight ARGS` of a checkout (this one by default) on a home; its stdout, or exit naming the failure."""
+    done = subprocess.run([*CLI, *args], cwd=tree, env={**os.environ, "HINDSIGHT_HOME": str(home),
+                                                          "PYTHONPATH": str(tree)}, capture_output=True, text=True)
     if done.returncode != 0:
-        raise SystemExit(f"hindsight {' '.join(args)} failed:\n{done.stderr[-2000:]}")
+        raise SystemExit(f"{tree}: hindsight {' '.join(args)} failed:\n{done.stderr[-2000:]}")
     return done.stdout
-
-
-def _env() -> dict[str, str]:
-    import os
-
-    return dict(os.environ)
 
 
 def interval(k: int, n: int) -> list[float] | None:

@@ -16,22 +16,19 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from real_text import cli  # noqa: E402
 
 
-def cli(tree: Path, home: Path, *args: str) -> float:
-    env = {**os.environ, "HINDSIGHT_HOME": str(home), "PYTHONPATH": str(tree)}
+def timed(tree: Path, home: Path, *args: str) -> float:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "service.cli", *args], cwd=tree, env=env, capture_output=True,
-                          text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"{tree}: hindsight {' '.join(args)} failed:\n{done.stderr[-2000:]}")
+    cli(home, *args, tree=tree)
     return time.perf_counter() - started
 
 
@@ -59,14 +56,14 @@ def main() -> None:
                 shutil.copytree(src, homes[name] / item)
             elif src.exists():
                 shutil.copy2(src, homes[name] / item)
-        cli(tree, homes[name], "index", "build", "--cutoff", args.build_cutoff)
+        cli(homes[name], "index", "build", "--cutoff", args.build_cutoff, tree=tree)
     seconds: dict[str, list[float]] = {name: [] for name in trees}
     for r in range(args.rounds):
         order = list(trees) if r % 2 == 0 else list(reversed(trees))
         for name in order:
-            seconds[name].append(round(cli(trees[name], homes[name], "score", str(args.ideas), "--format", args.format,
-                                           "--system", "bench", "--run", f"round-{r}", "--cutoff", args.cutoff,
-                                           "--json"), 2))
+            seconds[name].append(round(timed(trees[name], homes[name], "score", str(args.ideas), "--format",
+                                             args.format, "--system", "bench", "--run", f"round-{r}", "--cutoff",
+                                             args.cutoff, "--json"), 2))
     ratios = [a / b for a, b in zip(seconds["this"], seconds["baseline"])]
     report = {"seconds": seconds, "ratio_median": round(statistics.median(ratios), 2),
               "load": os.getloadavg(), "baseline": str(trees["baseline"])}
