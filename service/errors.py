@@ -84,6 +84,10 @@ def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
 
 
 def _json(status: int, detail: Any, headers: dict[str, str] | None = None) -> Response:
+    """An ErrorOut answer; every 503 says when to retry (Retry-After, unless the headers name it already)."""
+    if status == 503:
+        headers = dict(headers or {})
+        headers.setdefault("Retry-After", str(RETRY_AFTER_SECONDS))
     # ASCII: an echoed input may hold an unpaired surrogate, which UTF-8 cannot encode (it would be a 500)
     body = json.dumps({"detail": jsonable_encoder(detail)}, ensure_ascii=True)
     return Response(body, status_code=status, media_type="application/json", headers=headers)
@@ -109,8 +113,6 @@ async def http_error(request: Request, error: Exception) -> Response:
         headers["Connection"] = "close"
     if exc.status_code == 405:
         headers["Allow"] = ", ".join(allowed_methods(request))
-    if exc.status_code == 503:
-        headers.setdefault("Retry-After", str(RETRY_AFTER_SECONDS))
     return _json(exc.status_code, detail, headers or None)
 
 
@@ -128,10 +130,9 @@ def allowed_methods(request: Request) -> list[str]:
 async def database_error(request: Request, exc: Exception) -> Response:
     if isinstance(exc, DatabaseBusy) or is_locked(exc):
         message = str(exc) if isinstance(exc, DatabaseBusy) else "the database is busy; try again shortly"
-        return _json(503, message, {"Retry-After": str(RETRY_AFTER_SECONDS)})
+        return _json(503, message)
     if isinstance(exc, OperationalError) and "disk is full" in str(exc.orig):
-        return _json(503, "the database cannot grow: the disk is full; nothing was written",
-                     {"Retry-After": str(RETRY_AFTER_SECONDS)})
+        return _json(503, "the database cannot grow: the disk is full; nothing was written")
     return _json(500, "internal error")
 
 
@@ -139,8 +140,7 @@ async def domain_error(request: Request, error: Exception) -> Response:
     """Every refusal of the domain (indexing.errors.DomainError): its status and its detail; a 503 (no index loaded,
     the vector store unreachable) says when to retry."""
     exc = _expect(error, DomainError)
-    headers = {"Retry-After": str(RETRY_AFTER_SECONDS)} if exc.status == 503 else None
-    return _json(exc.status, exc.detail(), headers)
+    return _json(exc.status, exc.detail())
 
 
 def body_limit_message(limit: int, declared: str | None) -> str:
