@@ -28,26 +28,18 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from startup import hindsight  # noqa: E402
+from startup import run as timed  # noqa: E402
+
 GOAL_SECONDS = 10.0
 RUN = "claude-2024-05"
 SYSTEMS = {"air1": ("bias", "coding", "factuality"), "air2": ("math", "safety", "uncertainty")}
 
 
-def hindsight(*args: str) -> list[str]:
-    script = BIN / "hindsight"
-    return [str(script), *args] if script.exists() else [sys.executable, "-m", "service.cli", *args]
-
-
 def run(env: dict[str, str], *args: str) -> float:
-    start = time.perf_counter()
-    proc = subprocess.run(hindsight(*args), cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True)
-    took = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"hindsight {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    return took
+    """Seconds one `hindsight` command took; its stderr ends the bench when it fails."""
+    return timed(hindsight(*args), env)
 
 
 def judge_file(home: Path, path: Path, seed: int = 0) -> None:

@@ -45,13 +45,12 @@ def report(run: list[str] = typer.Option(None, "--run", help="Run id or label to
     except AnalysisError as exc:
         fail(f"{OPTIONS.get(exc.field, '--' + exc.field)}: {exc.message}")
     written = write_report(gathered, out)
-    empty = dict(gathered.why)
     if json_out:
         print_json({"files": [str(p) for p in written], "selection": gathered.selection.as_dict(),
-                    "empty_sections": empty, "notes": gathered.notes})
+                    "empty_sections": gathered.why, "notes": gathered.notes})
         return
     for note in gathered.notes:
         console.print(note, highlight=False)
-    for key, why in empty.items():
+    for key, why in gathered.why.items():
         console.print(f"{key}: {why}", highlight=False)
     console.print(f"wrote {', '.join(str(p) for p in written)}", highlight=False)

@@ -10,7 +10,6 @@ from sqlalchemy.orm import Session
 
 from service.analyses import AnalysisError, Selection, correlations, quadrant_points, quadrants, resolve_runs
 from service.analyses import systems_summary
-from service.analyses.quadrants import quadrant_counts
 from service.analyses.selection import Conflict, NotFound, load_ideas
 from service.report.provenance import provenance
 
@@ -56,7 +55,6 @@ class Report:
     labels: dict | None = None
     ideas: pd.DataFrame | None = None
     quadrant_frame: pd.DataFrame | None = None
-    quadrant_meta: dict | None = None
     why: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -98,11 +96,11 @@ def _quadrants(session: Session, report: Report) -> None:
     options: dict[str, Any] = dict(selection=selection, judge=request.judge, dimension=request.dimension)
     try:
         report.quadrants = quadrants(session, **options, page_size=LIST_SIZE)
-        frame, meta = quadrant_points(session, **options)
+        frame, _ = quadrant_points(session, **options)  # the points the plot draws; the answer holds the rest
     except AnalysisError as exc:
         report.why["quadrants"] = _judge_reason(exc, "quadrants")
         return
-    report.quadrant_frame, report.quadrant_meta = frame, {**meta, "counts": quadrant_counts(frame)}
+    report.quadrant_frame = frame
 
 
 def _correlations(session: Session, report: Report) -> None:

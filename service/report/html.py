@@ -4,7 +4,7 @@ import html
 import re
 
 from service.report.gather import Report
-from service.report.parts import Section, Table
+from service.report.parts import Section, Table, run_names
 from service.report.sections import sections
 
 # the page may load nothing: no stylesheet, script, font or image from anywhere (the plots are inline SVG)
@@ -43,8 +43,8 @@ def _section(s: Section, figures: dict[str, tuple[str, bytes]]) -> str:
     from service.report.svg import inline
 
     parts = [f'<section id="{s.key}"><h2>{html.escape(s.title)}</h2>']
-    if s.why is not None or not (s.text or s.tables):
-        parts.append(f'<p class="why">{breakable(s.why or "Nothing to show for this selection.")}</p>')
+    if (why := s.empty_sentence()) is not None:
+        parts.append(f'<p class="why">{breakable(why)}</p>')
     parts += [f"<p>{breakable(t)}</p>" for t in s.text]
     if s.warnings:
         parts.append('<ul class="warnings">' + "".join(f"<li>{breakable(w)}</li>" for w in s.warnings) + "</ul>")
@@ -67,7 +67,7 @@ def render_html(report: Report, figures: dict[str, tuple[str, bytes]] | None = N
 
         figures = svg.figures(report)
     body = sections(report)
-    runs = ", ".join(f"{r['system']}/{r['label']}" for r in report.provenance["runs"]) or "no runs"
+    runs = run_names(report.provenance["runs"])
     nav = "".join(f'<a href="#{s.key}">{html.escape(s.title)}</a>' for s in body)
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'

@@ -1,11 +1,9 @@
 """The section of the estimates from labels: the matcher's figure, the labels alone and PPI++ per group, their
 differences, and the matcher measured on the labels."""
 
-from service.report.parts import Section, Table, fmt, warnings
+from service.report.parts import CLASS_NAMES, Section, Table, fmt, warnings
 
 MEASURES = {"realised_rate": "realised rate", "direction_rate": "direction rate", "mean_score": "mean score"}
-CLASS_MEASURES = {"anticipated": "anticipated", "recalled": "recalled", "already_published": "already published",
-                  "unrealised": "unrealised"}
 
 
 def estimate(e: dict | None) -> str:
@@ -54,7 +52,7 @@ def labels_section(answer: dict | None, why: str | None) -> Section:
     rows = []
     for g in answer["groups"]:
         rows += [_row(g["group"], name, g[m]) for m, name in MEASURES.items()]
-        for cls, name in CLASS_MEASURES.items():
+        for cls, name in CLASS_NAMES.items():
             e = g.get("classes", {}).get(level, {}).get(cls)
             if e and (e.get("labels_only") or {}).get("value") is not None:
                 rows.append(_row(g["group"], f"{name} ({level})", e))

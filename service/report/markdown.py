@@ -1,7 +1,7 @@
 """The report as Markdown: pipe tables, and the plots as SVG files beside it."""
 
 from service.report.gather import Report
-from service.report.parts import Section, Table
+from service.report.parts import Section, Table, run_names
 from service.report.sections import sections
 
 
@@ -17,8 +17,8 @@ def _table(t: Table) -> list[str]:
 
 def _section(s: Section, images: dict[str, str]) -> list[str]:
     lines = [f"## {s.title}", ""]
-    if s.why is not None or not (s.text or s.tables):
-        lines += [f"> {s.why or 'Nothing to show for this selection.'}", ""]
+    if (why := s.empty_sentence()) is not None:
+        lines += [f"> {why}", ""]
     for text in s.text:
         lines += [text, ""]
     if s.warnings:
@@ -32,7 +32,7 @@ def _section(s: Section, images: dict[str, str]) -> list[str]:
 
 def render_markdown(report: Report, images: dict[str, str]) -> str:
     """The document; `images` maps a plot's name to the file written beside it."""
-    runs = ", ".join(f"{r['system']}/{r['label']}" for r in report.provenance["runs"]) or "no runs"
+    runs = run_names(report.provenance["runs"])
     lines = ["# HindSight report", "", f"{runs} · made {report.generated}", ""]
     for s in sections(report):
         lines += _section(s, images)

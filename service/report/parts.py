@@ -2,6 +2,10 @@
 
 from dataclasses import dataclass, field
 
+from service.prior_art.classes import CLASSES
+
+CLASS_NAMES = {c: c.replace("_", " ") for c in CLASSES}  # prior-art classes as tables head them
+
 
 @dataclass
 class Table:
@@ -25,6 +29,17 @@ class Section:
     plots: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     why: str | None = None
+
+    def empty_sentence(self) -> str | None:
+        """The sentence a renderer shows first: why the section is empty, or None when it shows something."""
+        if self.why is None and (self.text or self.tables):
+            return None
+        return self.why or "Nothing to show for this selection."
+
+
+def run_names(runs: list[dict]) -> str:
+    """The reported runs as the report's title line names them."""
+    return ", ".join(f"{r['system']}/{r['label']}" for r in runs) or "no runs"
 
 
 def fmt(x: float | None, digits: int = 3) -> str:

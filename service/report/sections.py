@@ -1,14 +1,10 @@
 """The report's sections from the gathered answers: sentences, tables and the plots they show."""
 
 from service.analyses import QUADRANTS
-from service.prior_art.classes import CLASSES
 from service.report.gather import Report
 from service.report.labels import labels_section
-from service.report.parts import Section, Table, fmt, pct, pval, rate_ci, warnings, with_ci
+from service.report.parts import CLASS_NAMES, Section, Table, fmt, pct, pval, rate_ci, warnings, with_ci
 from service.report.provenance import provenance_section
-
-CLASS_HEADS = {"anticipated": "anticipated", "recalled": "recalled", "already_published": "already published",
-               "unrealised": "unrealised"}
 
 
 def measure_name(row: dict) -> str:
@@ -22,11 +18,18 @@ def measure_name(row: dict) -> str:
     return f"{row['judge']} · {row['dimension']}"
 
 
+def _scored(report: Report, s: Section) -> dict | None:
+    """The systems answer when it holds a scored group; else None, and the section carries its sentence saying why."""
+    if report.systems and report.systems["groups"]:
+        return report.systems
+    s.why = report.why.get(s.key)
+    return None
+
+
 def systems_section(report: Report) -> Section:
     s = Section("systems", "Systems")
-    answer = report.systems
-    if not answer or not answer["groups"]:
-        s.why = report.why.get("systems")
+    answer = _scored(report, s)
+    if answer is None:
         return s
     judges = answer["judges"]
     b = answer["bootstrap"]
@@ -76,8 +79,8 @@ def prior_art_section(report: Report) -> Section:
                   f"known class with Wilson intervals. The anticipation score is {summary['anticipation']}.")
     for level in summary["levels"]:
         s.tables.append(Table(f"prior-art-{level}", f"Prior-art classes, {level} level: % of known [95% CI]",
-                              ["group", *CLASS_HEADS.values(), "unknown"],
-                              [[g["group"], *(rate_ci(g["prior_art"]["rates"][level][c]) for c in CLASSES),
+                              ["group", *CLASS_NAMES.values(), "unknown"],
+                              [[g["group"], *(rate_ci(g["prior_art"]["rates"][level][c]) for c in CLASS_NAMES),
                                 str(g["prior_art"]["unknown"])] for g in groups]))
     s.tables.append(Table("anticipation-table", f"Anticipation score ({summary['level']} level) beside HindSight",
                           ["group", "anticipation [95% CI]", "HindSight mean", "look-back windows",
@@ -148,9 +151,8 @@ def correlations_section(report: Report) -> Section:
 
 def distributions_section(report: Report) -> Section:
     s = Section("distributions", "Score distributions")
-    answer = report.systems
-    if not answer or not answer["groups"]:
-        s.why = report.why.get("distributions")
+    answer = _scored(report, s)
+    if answer is None:
         return s
     s.tables.append(Table("distribution-table", "HindSight score per group",
                           ["group", "ideas", "mean", "median", "matched", "match rate", "leak-risk ideas"],

@@ -2,8 +2,7 @@
 beside a Markdown file."""
 
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import matplotlib
@@ -22,16 +21,6 @@ from service.report.labels import MEASURES  # noqa: E402
 RC: dict[Any, Any] = {"svg.fonttype": "none", "svg.hashsalt": "hindsight-report"}
 CLASS_COLOURS = {"anticipated": "#2ca02c", "recalled": "#1f77b4", "already_published": "#ff7f0e",
                  "unrealised": "#c7c7c7"}
-
-
-@contextmanager
-def _svg_text() -> Iterator[None]:
-    with matplotlib.rc_context(RC):
-        yield
-
-
-def _figure_bytes(fig: Figure) -> bytes:
-    return plots._render(fig, "svg")
 
 
 def inline(image: bytes, name: str, label: str) -> str:
@@ -68,7 +57,7 @@ def systems_plot(systems: dict) -> bytes:
     b = systems["bootstrap"]
     ax.set_xlabel(f"mean HindSight score ({level}), {100 * b['confidence_level']:g}% {b['method']} bootstrap interval")
     ax.grid(axis="x", alpha=0.2)
-    return _figure_bytes(fig)
+    return plots._render(fig, "svg")
 
 
 def prior_art_plot(systems: dict) -> bytes:
@@ -90,7 +79,7 @@ def prior_art_plot(systems: dict) -> bytes:
     ax.set_xlim(0, 1)
     ax.set_xlabel(f"share of the ideas of known class ({level} level)")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=4, fontsize=8, frameon=False)
-    return _figure_bytes(fig)
+    return plots._render(fig, "svg")
 
 
 def labels_plot(labels: dict) -> bytes:
@@ -117,7 +106,7 @@ def labels_plot(labels: dict) -> bytes:
         ax.set_yticks(y, [g["group"] for g in groups] if ax is axes[0] else [], fontsize=8)
         ax.grid(axis="x", alpha=0.2)
     axes[0].legend(loc="upper center", bbox_to_anchor=(1.7, -0.18), ncol=3, fontsize=8, frameon=False)
-    return _figure_bytes(fig)
+    return plots._render(fig, "svg")
 
 
 def figures(report: Report) -> dict[str, tuple[str, bytes]]:
@@ -132,12 +121,12 @@ def figures(report: Report) -> dict[str, tuple[str, bytes]]:
         ideas = report.ideas
         drawn["distributions"] = ("HindSight score distribution per group",
                                   lambda: plots.distribution_plot(ideas, fmt="svg", matchers=matchers))
-    if report.quadrant_frame is not None and report.quadrant_meta is not None:
-        frame, meta = report.quadrant_frame, report.quadrant_meta
+    if report.quadrant_frame is not None and report.quadrants is not None:
+        frame, answer = report.quadrant_frame, report.quadrants
         drawn["quadrants"] = ("HindSight score against the judge's score",
-                              lambda: plots.quadrant_plot(frame, meta, fmt="svg", matchers=matchers))
+                              lambda: plots.quadrant_plot(frame, answer, fmt="svg", matchers=matchers))
     if report.labels and report.labels["groups"]:
         labels = report.labels
         drawn["labels"] = ("the three estimates per group", lambda: labels_plot(labels))
-    with _svg_text():
+    with matplotlib.rc_context(RC):
         return {name: (label, draw()) for name, (label, draw) in drawn.items()}
