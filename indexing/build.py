@@ -40,6 +40,7 @@ Progress = Callable[[str, int, int], None]  # (stage, advance, total)
 KEEP_VERSIONS = 5
 BACKENDS = ("faiss", "qdrant")
 CACHE_CHUNK = 256
+LOCK_POLL = 0.5
 
 
 class BuildBusy(RuntimeError):
@@ -61,14 +62,23 @@ class BuildResult:
 
 
 @contextmanager
-def build_lock(indexes_dir: Path):
-    """One build at a time per HINDSIGHT_HOME, across processes."""
+def build_lock(indexes_dir: Path, wait: float = 0.0, progress: Progress | None = None):
+    """One build at a time per HINDSIGHT_HOME, across processes; waits up to `wait` seconds for another build to end
+    (a queued API rebuild waits behind a CLI build; the CLI itself is refused at once)."""
     indexes_dir.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait
     with (indexes_dir / ".build.lock").open("a+") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise BuildBusy("another index build is running in this HINDSIGHT_HOME; wait for it to finish") from None
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise BuildBusy("another index build is running in this HINDSIGHT_HOME; wait for it to "
+                                    "finish") from None
+                if progress:
+                    progress("waiting for another build", 0, 0)
+                time.sleep(LOCK_POLL)
         try:
             yield
         finally:
@@ -133,12 +143,13 @@ def build_index(settings: Settings, *, model: str | None = None, cutoff: date | 
                 until: date | None = None, theta: float | None = None, embedder: Embedder | None = None,
                 progress: Progress | None = None, engine: str = "local", address: str | None = None,
                 factory: str | None = None, matcher: str | None = None, backend: str | None = None,
-                qdrant_url: str | None = None) -> BuildResult:
+                qdrant_url: str | None = None, wait: float = 0.0) -> BuildResult:
     """Build, verify and publish a new index version; on any failure the previous version stays current.
 
     factory: a FAISS index factory string instead of the size-based choice (flat while small, else IVF).
     backend: faiss or qdrant (default: settings.vector_backend); qdrant_url: a server instead of the setting's
-    (unset both: local mode in HINDSIGHT_HOME/qdrant)."""
+    (unset both: local mode in HINDSIGHT_HOME/qdrant); wait: seconds to wait for another build to end before
+    refusing."""
     started = time.perf_counter()
     cutoff, until = cutoff or settings.cutoff, until or settings.until
     if until < cutoff:
@@ -151,7 +162,7 @@ def build_index(settings: Settings, *, model: str | None = None, cutoff: date | 
     if backend == "qdrant" and factory:
         raise BuildFailed("--factory names a FAISS index; a Qdrant collection takes no factory")
     indexes_dir, db_path = settings.indexes_dir, settings.db_path
-    with build_lock(indexes_dir):
+    with build_lock(indexes_dir, wait, progress):
         embedder, build_id = _start(settings, embedder, model, theta)
         loaded = time.perf_counter()
         staging = indexes_dir / f".build-{build_id}-{os.getpid()}"

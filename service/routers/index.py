@@ -14,6 +14,7 @@ from service.errors import ADMIN, BODY, errors
 from service.schemas import IsoDate, json_answer
 
 router = APIRouter(prefix="/v1", tags=["index"])
+QUEUED_BUILD_WAIT = 3600.0  # seconds a rebuild job waits for a build another process (the CLI) is running
 
 
 class RebuildRequest(BaseModel):
@@ -43,7 +44,8 @@ def rebuild(settings: SettingsDep, holder: HolderDep, jobs: JobsDep, req: Rebuil
     req = req or RebuildRequest()
 
     def run(progress) -> dict:
-        result = build_index(settings, model=req.model, cutoff=req.cutoff, until=req.until, progress=progress)
+        result = build_index(settings, model=req.model, cutoff=req.cutoff, until=req.until, progress=progress,
+                             wait=QUEUED_BUILD_WAIT)
         holder.refresh()
         return {"version": result.version, "seconds": round(result.seconds, 3), "counts": result.manifest["counts"]}
 

@@ -107,6 +107,24 @@ def test_api_rebuilds_queue_and_cli_build_is_refused_meanwhile(tmp_path, live_se
                                        "cli_meanwhile": "refused" if cli_out.returncode else "ran in a gap"})
 
 
+def test_an_api_rebuild_waits_for_a_build_another_process_holds(tmp_path, live_server):
+    server, _ = seeded_server(live_server, tmp_path / "home", lines=20)
+    upload(server.url, "more.jsonl", jsonl(synthetic_papers("w", 5, random.Random(SEED))))
+    with build_lock(server.home / "indexes"):  # as a CLI build in another process holds it
+        job = httpx.post(f"{server.url}/v1/index/rebuild", headers=TOKEN, timeout=30).json()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            seen = httpx.get(f"{server.url}/v1/jobs/{job['id']}", timeout=30).json()
+            if seen["progress"]["stage"] == "waiting for another build" or seen["status"] in ("succeeded", "failed"):
+                break
+            time.sleep(0.1)
+        assert seen["status"] == "running" and seen["progress"]["stage"] == "waiting for another build", seen
+    done = wait_job(server.url, job["id"])
+    assert done["status"] == "succeeded", done
+    rows = builds(server.home / "hindsight.db")
+    assert rows[-1][1] == "published" and current_version(server.home / "indexes") == f"v{rows[-1][0]:04d}"
+
+
 def test_scoring_while_ingesting_never_locks(tmp_path, live_server):
     server, _ = seeded_server(live_server, tmp_path / "home", lines=20)
     url, home = server.url, server.home
