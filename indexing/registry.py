@@ -26,8 +26,13 @@ def write_section_entry(path: Path, section: str, what: str, key: str, entry: di
     entries = read_section(path, section, what)
     entry = {**entry, "written": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     entries[key] = entry
+    write_section(path, section, entries)
+    return entry
+
+
+def write_section(path: Path, section: str, entries: dict) -> None:
+    """Replace the file with `section` holding entries, atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps({section: entries}, indent=2, sort_keys=True) + "\n")
     os.replace(tmp, path)
-    return entry

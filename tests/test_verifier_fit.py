@@ -6,7 +6,7 @@ import numpy as np
 
 from indexing.matcher.verifier.base import Verdict
 from indexing.matcher.verifier.fit import Read, fit_rule, nested, report
-from indexing.matcher.verifier.rule import DEFAULT_RULE, VerifierRule, fit_key, rule_for
+from indexing.matcher.verifier.rule import DEFAULT_RULE, VerifierRule, fit_key, rule_for, write_fit
 
 KINDS = ("paraphrase", "loose", "hard_negative", "method_swap", "vague")
 
@@ -87,3 +87,15 @@ def test_the_report_counts_every_read_idea():
     assert out["ideas"] == out["judged"] == 90
     assert set(out["by_field"]) == {"a", "b", "c"}
     assert out["by_kind"]["paraphrase"]["source_realised"]["n"] == 18
+
+
+def test_a_fit_is_written_through_the_registrys_writer_and_a_flat_file_is_carried_over(tmp_path):
+    rule = fit_rule(reads(), target=0.05, version="verifier-fit-test")
+    path = tmp_path / "verifier-fits.json"
+    path.write_text(json.dumps({fit_key("local:old:p1", "hybrid-1"): rule.as_dict()}))  # the earlier flat layout
+    write_fit(path, "local:abc:p1", "hybrid-1", {**rule.as_dict(), "ideas": 36})
+    data = json.loads(path.read_text())
+    assert set(data) == {"fits"} and set(data["fits"]) == {"local:old:p1|hybrid-1", "local:abc:p1|hybrid-1"}
+    assert "written" in data["fits"]["local:abc:p1|hybrid-1"] and not list(tmp_path.glob(".*.tmp"))
+    assert rule_for("local:old:p1", "hybrid-1", (path,)).as_dict() == rule.as_dict()
+    assert rule_for("local:abc:p1", "hybrid-1", (path,)).as_dict() == rule.as_dict()

@@ -2,7 +2,6 @@
 combines its answers with the hybrid matcher's (indexing.matcher.verifier.fit), print the out-of-fold figures and
 write the fit to the registry."""
 
-import json
 from datetime import date
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from indexing.matcher.evaluate import METRICS, with_swaps
 from indexing.matcher.labelled import LabelledIdea, read_labelled
 from indexing.matcher.verifier import VerifierUnavailable, registries, verifier_step
 from indexing.matcher.verifier.fit import fit_rule, read_labelled_ideas, report
-from indexing.matcher.verifier.rule import fit_key
+from indexing.matcher.verifier.rule import fit_key, write_fit
 from indexing.settings import Settings
 from service.cli.common import console, current_index, fail, print_json, progress_bars
 
@@ -48,11 +47,8 @@ def run(*, pairs: list[Path], settings: Settings, verifier: str, top_k: int | No
     out = {"verifier": revision, "matcher_version": version, "top_k": step.top_k, "ideas": len(ideas),
            "left_out_not_cached": skipped, **report(reads, target), "rule": rule.as_dict()}
     path = registry or registries(settings)[0]
-    entries = json.loads(path.read_text()) if path.is_file() else {}
-    entries[fit_key(revision, version)] = {**rule.as_dict(), "top_k": step.top_k, "ideas": len(reads),
-                                           "fields": sorted({r.field for r in reads})}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(entries, indent=1, sort_keys=True) + "\n")
+    write_fit(path, revision, version, {**rule.as_dict(), "top_k": step.top_k, "ideas": len(reads),
+                                        "fields": sorted({r.field for r in reads})})
     out["registry"] = str(path)
     if json_out:
         print_json(out)

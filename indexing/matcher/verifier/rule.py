@@ -15,9 +15,11 @@ from pathlib import Path
 import numpy as np
 
 from indexing.matcher.model import Logistic
+from indexing.registry import read_section, write_section, write_section_entry
 from indexing.matcher.verifier.base import Verdict
 
 REGISTRY = Path(__file__).with_name("fits.json")
+SECTION, WHAT = "fits", "verifier fit registry"
 EPS = 1e-4
 
 
@@ -88,8 +90,30 @@ def rule_for(revision: str, matcher_version: str | None, registries: tuple[Path,
     uncalibrated rule."""
     key = fit_key(revision, matcher_version)
     for path in registries:
-        if path.is_file():
-            entry = json.loads(path.read_text()).get(key)
-            if entry:
-                return VerifierRule.from_dict(entry)
+        entry = read_fits(path).get(key)
+        if entry:
+            return VerifierRule.from_dict(entry)
     return DEFAULT_RULE
+
+
+def flat_fits(path: Path) -> dict | None:
+    """The fits of a file in the flat layout `calibrate --verifier` wrote before fits went through the registry's
+    writer (None for any other file)."""
+    data = json.loads(path.read_text()) if path.is_file() else None
+    if isinstance(data, dict) and SECTION not in data and all("|" in key for key in data):
+        return data
+    return None
+
+
+def read_fits(path: Path) -> dict:
+    """{fit key: entry} of a verifier fit registry; an absent file is empty."""
+    flat = flat_fits(path)
+    return flat if flat is not None else read_section(path, SECTION, WHAT)
+
+
+def write_fit(path: Path, revision: str, matcher_version: str | None, entry: dict) -> dict:
+    """Set one fit (atomic replace, the other fits kept, a flat-layout file carried over); returns what was written."""
+    flat = flat_fits(path)
+    if flat:
+        write_section(path, SECTION, flat)
+    return write_section_entry(path, SECTION, WHAT, fit_key(revision, matcher_version), entry)
