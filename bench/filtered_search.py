@@ -11,8 +11,8 @@ filtered one (so a noisy neighbour slows both alike), median of the repeats. Row
   windows keeping 90%, 75%, 50%, 25% and 10% of the papers (a later cutoff keeps the newest ones); the IVF rows add
   recall@20 against the exact search restricted to the same window, next to the unfiltered recall. Goal: filtered
   costs at most 20% more than unfiltered.
-* scoring (`service.matching.score_ideas` on given vectors: search + threshold + window impacts; embedding excluded
-  so nothing hides the difference), on the IVF index whose search is short: its cost beyond the search (paired,
+* scoring (`service.scoring.answer.score_ideas` on given vectors: search + threshold + window impacts; embedding
+  excluded so nothing hides the difference), on the IVF index whose search is short: its cost beyond the search (paired,
   back to back) at the built window and at a cached other window (should be equal), the cached window lookup
   itself, and the c_hat a new window's first request computes once.
 """
@@ -35,7 +35,7 @@ from indexing.vectorindex.ivf import build_in_memory, exact_topk, recall_at_k  #
 from indexing.versions import LoadedIndex  # noqa: E402
 from indexing.windows import DATE_ORDER  # noqa: E402
 from service.schemas import IdeaIn  # noqa: E402
-from service.matching import score_ideas  # noqa: E402
+from service.scoring.answer import score_ideas  # noqa: E402
 
 K = 20
 SHARES = (0.9, 0.75, 0.5, 0.25, 0.1)

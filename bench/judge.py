@@ -57,7 +57,7 @@ def main() -> None:
     from indexing.db import session_scope
     from indexing.settings import Settings
     from service.analyses import Selection, correlations, quadrants
-    from service.generator_runs import score_run
+    from service.scoring.flow import score_run
     from service.ideas import read_path
     from service.judging import prompts
     from service.judging.audit import audit

@@ -98,7 +98,7 @@ def main() -> None:
     from indexing.db import migrate
     from indexing.ingest import ingest_path
     from indexing.settings import Settings
-    from service.generator_runs import score_run
+    from service.scoring.flow import score_run
     from service.ideas.records import ReadResult
     from service.schemas import IdeaIn
     from service.state import IndexHolder
@@ -227,7 +227,7 @@ def prior_art_comparison(args: argparse.Namespace) -> None:
     from indexing.db import migrate
     from indexing.ingest import ingest_path
     from indexing.settings import Settings
-    from service.generator_runs import score_run
+    from service.scoring.flow import score_run
     from service.ideas.records import ReadResult
     from service.prior_art.window import lookback_window
     from service.schemas import IdeaIn

@@ -75,7 +75,7 @@ def main() -> None:
     from indexing.matcher.verifier.step import VerifierStep
     from indexing.settings import Settings
     from service.ideas import read_path
-    from service.matching import score_ideas
+    from service.scoring.answer import score_ideas
 
     sys.path.insert(0, str(ROOT))
     from scripts.generator_mappings import labels_of

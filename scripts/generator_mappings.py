@@ -22,8 +22,8 @@ from indexing.settings import get_settings
 from service.cli.common import current_index
 from service.ideas import read_path
 from service.ideas.ai_researcher import MAPPINGS
-from service.matching import score_ideas
-from service.scoring import context_of
+from service.scoring.answer import score_ideas
+from service.scoring.store import context_of
 
 
 def labels_of(paths: list[Path]) -> dict[str, dict]:

@@ -10,7 +10,7 @@ from indexing.db import session_scope
 from indexing.errors import NotFoundError
 from indexing.models import Idea, Match, Run, Score
 from service.prior_art.store import load_prior_art, prior_art_out, stored_prior_art, window_of
-from service.scoring import evidence_of, match_verdict_of
+from service.scoring.store import evidence_of, match_verdict_of
 
 
 class RunNotFound(NotFoundError, LookupError):

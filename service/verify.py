@@ -25,7 +25,7 @@ from indexing.models import Idea, Match, Paper, Run, Score
 from indexing.settings import Settings
 from service.prior_art.models import PriorArtMatch
 from service.prior_art.reverify import apply_lookback_verified, stored_lookback
-from service.scoring import verdict_columns
+from service.scoring.store import verdict_columns
 
 
 def verifier_builder(name: str, settings: Settings) -> Callable[[], Verifier]:

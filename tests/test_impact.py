@@ -9,7 +9,7 @@ import pytest
 from indexing.impact import is_top_venue, top_venue_keys
 from indexing.matcher.decide import Decision
 from indexing.windows import PaperTable, Window, WindowImpact
-from service.matching import idea_score
+from service.scoring.answer import idea_score
 
 
 def score_vectors(hits: list[tuple[dict, float]], theta: float):

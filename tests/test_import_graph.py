@@ -84,7 +84,7 @@ def test_the_graph_finds_a_circle_and_the_imports_it_is_made_of():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert circles(graph) == [["a", "b", "c"]]
     graph = import_graph()
-    assert "indexing.matcher.decide" in graph["service.matching"]  # from-imports of names
+    assert "indexing.matcher.decide" in graph["service.scoring.answer"]  # from-imports of names
     assert "indexing.vectorindex.qdrant" in graph["indexing.versions"]  # deferred, inside use_version
     assert not any(t.startswith("service") for name, ts in graph.items() if name.startswith("indexing") for t in ts)
 
@@ -101,7 +101,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                     "indexing.models", "indexing.db")),
     ("indexing", ("indexing",)),  # the offline library: ingest, fetch, embed, index, match
     ("schemas", ("service.schemas",)),  # the API's request and answer models the library shapes its answers with
-    ("service library", ("service",)),  # scoring, analyses, labels, judging, prior art: what the CLI and API call
+    # scoring's steps: the window a request scores in (and the systems whose declared cutoff it reads), the answer's
+    # shape, the store and the columns a stored match of either side shares; prior art builds on them
+    ("scoring steps", ("service.systems", "service.scoring")),
+    ("service library", ("service",)),  # analyses, labels, the LLM judge, prior art: what the CLI and API call
+    ("scoring flow", ("service.scoring.flow",)),  # the one flow that scores and stores a run, prior art included
     ("http", ("service.errors", "service.deps", "service.uploads", "service.jobs", "service.state", "service.heap",
               "service.threads")),  # the server's plumbing: error handlers, dependencies, the index holder, jobs
     ("routers", ("service.routers",)),

@@ -250,7 +250,7 @@ def test_a_known_method_on_another_problem_is_not_realised_by_its_paper(home, se
 
 
 def test_hybrid_at_a_window_equals_a_version_built_for_it(home, minilm):
-    from service.matching import score_ideas
+    from service.scoring.answer import score_ideas
     from service.schemas import IdeaIn
 
     settings = Settings(home=home)

@@ -10,7 +10,7 @@ from indexing.db import session_scope
 from indexing.models import Idea, Run, Score
 from indexing.settings import Settings
 from indexing.versions import load_current
-from service.generator_runs import score_run
+from service.scoring.flow import score_run
 from service.ideas import ReadResult
 from service.prior_art.classes import (
     AFTER_KNOWLEDGE, ALREADY_PUBLISHED, ANTICIPATED, BEFORE_KNOWLEDGE, RECALLED, UNKNOWN, UNREALISED, anticipation,

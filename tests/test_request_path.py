@@ -1,5 +1,5 @@
 """A score request walks down its steps once each: plan the window -> the corpus view -> decide -> shape -> store
-(docs/layout.md). Traced on a real one-idea request (generator_runs.score_run, what POST /v1/score runs): the
+(docs/layout.md). Traced on a real one-idea request (scoring.flow.score_run, what POST /v1/score runs): the
 orchestrator calls each step once, in that order, and no step's module is entered while another step runs (decide
 reads the view it was handed through the view's methods; methods of the objects handed down are reads, not
 visits)."""
@@ -11,16 +11,16 @@ import pytest
 
 from indexing.settings import Settings
 from indexing.versions import load_version
-from service.generator_runs import score_run
+from service.scoring.flow import score_run
 from service.ideas import ReadResult
 from service.schemas import IdeaIn
 from tests.factories import sample_version
 from tests.helpers import ROOT
 
-ORCHESTRATOR = "service/generator_runs.py"
-STEPS = {"service/systems.py": "plan", "indexing/versions.py": "plan", "indexing/windows.py": "plan",
-         "indexing/matcher/corpus.py": "view", "indexing/matcher/decide.py": "decide", "service/matching.py": "shape",
-         "service/scoring.py": "store"}
+ORCHESTRATOR = "service/scoring/flow.py"
+STEPS = {"service/scoring/plan.py": "plan", "service/systems.py": "plan", "indexing/versions.py": "plan",
+         "indexing/windows.py": "plan", "indexing/matcher/corpus.py": "view", "indexing/matcher/decide.py": "decide",
+         "service/scoring/answer.py": "shape", "service/scoring/store.py": "store"}
 IDEA = IdeaIn(id="one", problem="Language models state false facts in long answers.",
               method="Retrieve documents for each claim and rewrite the claims they contradict.")
 
@@ -101,13 +101,13 @@ def test_a_score_request_walks_down_its_steps_once(version, minilm, matcher):
 
 def test_the_walk_sees_a_step_entered_out_of_turn():
     events = [("indexing/matcher/decide.py", ORCHESTRATOR, "decide"),
-              ("indexing/windows.py", "service/matching.py", "resolve_window"),  # shape reading the version again
-              ("service/matching.py", ORCHESTRATOR, "shape"),
-              ("indexing/windows.py", "service/matching.py", "resolve_window"),
+              ("indexing/windows.py", "service/scoring/answer.py", "resolve_window"),  # shape reading the version again
+              ("service/scoring/answer.py", ORCHESTRATOR, "shape"),
+              ("indexing/windows.py", "service/scoring/answer.py", "resolve_window"),
               ("indexing/matcher/corpus.py", "indexing/matcher/decide.py", "method:IndexCorpus.dense")]
     assert walk(events) == (["decide", "shape"], [
-        "service/matching.py -> indexing/windows.py:resolve_window while decide runs",
-        "service/matching.py -> indexing/windows.py:resolve_window while shape runs"])
+        "service/scoring/answer.py -> indexing/windows.py:resolve_window while decide runs",
+        "service/scoring/answer.py -> indexing/windows.py:resolve_window while shape runs"])
 
 
 def test_the_answer_is_validated_once(version, monkeypatch):

@@ -16,7 +16,7 @@ from indexing.matcher import ranges
 from indexing.settings import Settings
 from indexing.vectorindex import faiss_index
 from indexing.versions import load_version
-from service.matching import score_ideas
+from service.scoring.answer import score_ideas
 from service.schemas import IdeaIn
 from service.threads import apply_scoring_threads
 from tests.factories import SAMPLE_PAPERS as PAPERS
@@ -142,7 +142,7 @@ def test_an_ideas_vectors_are_its_texts_alone(minilm):
     """Each facet is encoded at its own length: an idea's vectors do not depend on the ideas scored beside it (a
     batch padded to its longest text moved them), and encoding it alone equals encoding each text on its own."""
     from indexing.matcher.decide import embed
-    from service.matching import idea_facets
+    from service.scoring.answer import idea_facets
 
     batch = idea_facets(minilm, ideas())
     alone = [embed(minilm, [f], "hybrid")[0] for f in batch[:8]]

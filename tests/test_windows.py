@@ -24,9 +24,9 @@ from indexing.settings import Settings
 from indexing.vectorindex.faiss_index import apply_search_params, is_ivf
 from indexing.versions import load_version
 from indexing.windows import PaperTable, Window, WindowError, cohort_of
-from service.matching import embed_ideas, score_ideas
+from service.scoring.answer import embed_ideas, score_ideas
 from service.schemas import IdeaIn
-from service.scoring import context_of
+from service.scoring.store import context_of
 from tests.factories import make_old_version
 from tests.helpers import ROOT, run_cli
 
@@ -119,7 +119,7 @@ def test_cutoff_on_wide_index_equals_index_built_at_cutoff(tmp_path, minilm, hom
 
 
 def _ctx(loaded, window):
-    from service.systems import WindowPlan
+    from service.scoring.plan import WindowPlan
 
     return context_of(loaded, 20, WindowPlan(window, "request") if window else None)
 

@@ -18,9 +18,9 @@ from indexing.versions import LoadedIndex
 from indexing.windows import WindowError
 from service.analyses.selection import AnalysisError, NotFound, Selection, check_selection, number
 from service.analyses.stats import bootstrap_mean_ci, compare_samples
-from service.matching import embed_ideas, score_ideas
+from service.scoring.answer import embed_ideas, score_ideas
 from service.schemas import IdeaIn
-from service.scoring import context_of
+from service.scoring.store import context_of
 from service.systems import declared_cutoffs
 
 MAX_CUTOFFS = 12

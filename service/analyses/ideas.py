@@ -9,7 +9,7 @@ from service.analyses.selection import NotFound
 from service.judges import DIMENSIONS
 from service.prior_art.store import prior_art_out, stored_prior_art, window_of
 from service.runs import origin_of, verifier_of
-from service.scoring import match_verdict_of
+from service.scoring.store import match_verdict_of
 
 
 def idea_detail(session: Session, *, idea_pk: int) -> dict:

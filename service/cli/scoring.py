@@ -13,7 +13,7 @@ from indexing.windows import WindowError
 from service.cli.common import (
     JsonOpt, console, current_index, fail, print_json, print_warnings, progress_bars, ready_settings,
 )
-from service.generator_runs import score_run
+from service.scoring.flow import score_run
 from service.ideas import FORMATS, LayoutError, ReadResult, mapping_named, read_path
 from service.schemas import idea_line
 from service.systems import SystemInputError

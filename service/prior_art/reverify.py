@@ -8,7 +8,7 @@ from indexing.matcher.verifier.step import Verified
 from indexing.models import Score
 from service.prior_art.classes import summary
 from service.prior_art.models import PriorArt
-from service.scoring import verdict_columns
+from service.scoring.store import verdict_columns
 
 
 def stored_lookback(session: Session, score_id: int) -> PriorArt | None:

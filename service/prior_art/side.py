@@ -11,7 +11,7 @@ from indexing.matcher.decide import Decision, FacetVectors, decide
 from indexing.matcher.facets import IdeaFacets
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.versions import LoadedIndex
-from service.matching import decided_fields
+from service.scoring.answer import decided_fields
 from service.prior_art.classes import UNKNOWN, period_of, summary
 from service.prior_art.window import LookBack, lookback_window
 from service.schemas import IdeaScoreOut, PriorArtMatchOut, PriorArtOut, ScoringContext

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, selectinload
 from indexing.models import Idea, Score
 from service.prior_art.models import PriorArt, PriorArtMatch
 from service.prior_art.window import window_dict
-from service.scoring import decision_columns, evidence_of, match_verdict_of
+from service.scoring.store import decision_columns, evidence_of, match_verdict_of
 from service.schemas import IdeaIn, IdeaScoreOut, PriorArtMatchOut, PriorArtOut, ScoringContext
 
 if TYPE_CHECKING:  # pandas loads where the analyses read prior art: a score never does (docs/startup.md)

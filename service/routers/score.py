@@ -12,7 +12,7 @@ from indexing.errors import DomainError, TooLarge
 from indexing.settings import Settings
 from service.deps import ADMIN_TOKEN, HolderDep, SettingsDep, require_admin
 from service.errors import ADMIN, BODY, errors
-from service.generator_runs import score_run
+from service.scoring.flow import score_run
 from service.ideas import FORMATS, ReadResult, SourceFile, mapping_named, read_files, unpack
 from service.ideas.reader import MAPPINGS
 from service.schemas import IsoDate, ScoreOptions, ScoreRequest, ScoreResponse

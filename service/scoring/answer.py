@@ -14,7 +14,7 @@ from indexing.matcher.verifier.step import VerifierStep
 from indexing.versions import LoadedIndex
 from indexing.windows import Window, WindowImpact
 from service.schemas import EvidenceOut, IdeaIn, IdeaScoreOut, MatchOut, Origin, ScoringContext, VerdictOut
-from service.systems import WindowPlan
+from service.scoring.plan import WindowPlan
 
 
 def idea_facets(embedder: Embedder, ideas: list[IdeaIn]) -> list[IdeaFacets]:
@@ -32,7 +32,7 @@ def score_ideas(ideas: list[IdeaIn], *, loaded: LoadedIndex, embedder: Embedder,
                 verifier: VerifierStep | None = None) -> list[IdeaScoreOut]:
     """Score ideas among the papers of the window (default: the built one), with that window's impacts, by the asked
     matcher (default: the version's); MatcherUnavailable when hybrid cannot run here. The steps a stored run walks
-    (generator_runs.score_run), for callers that store nothing."""
+    (flow.score_run), for callers that store nothing."""
     window = window or loaded.resolve_window()
     view = view_of(loaded, window.range, matcher)
     decisions = decide(idea_facets(embedder, ideas), view=view, embedder=embedder, top_k=top_k, vectors=vectors,
@@ -91,7 +91,7 @@ def idea_score(idea_id: str, d: Decision, *, rows: list[dict], impacts: WindowIm
 
 def decided_fields(d: Decision) -> list[dict]:
     """Per match of a decision, the fields the answers of both sides of the cutoff share (the shaping twin of
-    scoring.decision_columns): similarity, the matcher's probabilities, evidence and the verifier's reading."""
+    store.decision_columns): similarity, the matcher's probabilities, evidence and the verifier's reading."""
     k = len(d.positions)
     similarity = _rounded(d.similarity, k)
     p_r, p_d, p_m = (_rounded(v, k) for v in (d.p_realised, d.p_direction, d.p_method))

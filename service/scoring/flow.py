@@ -1,6 +1,6 @@
 """Scoring a set of ideas as one stored run, the flow `hindsight score` and POST /v1/score share. It walks down the
-steps once each: plan the window (systems; a declared knowledge cutoff first), the corpus view (which rule decides,
-the window's BM25), decide (the matcher), shape (the answers and what they were made with), store."""
+steps once each: plan the window (plan; a declared knowledge cutoff first), the corpus view (which rule decides,
+the window's BM25), decide (the matcher), shape (answer: the answers and what they were made with), store."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,12 +18,13 @@ from indexing.settings import Settings
 from indexing.versions import LoadedIndex
 from service.ideas import ReadResult
 from service.judges import store_ratings
-from service.matching import answer_context, shape
+from service.scoring.answer import answer_context, shape
 from service.prior_art.side import PriorArtPlan, look_back, plan_prior_art
 from service.prior_art.store import store_prior_art
 from service.schemas import IdeaScoreOut, ScoringContext
-from service.scoring import store_scores
-from service.systems import WindowPlan, plan_window, set_system
+from service.scoring.store import store_scores
+from service.scoring.plan import WindowPlan, plan_window
+from service.systems import set_system
 
 BATCH = 32  # ideas per decide call: one progress step
 

@@ -1,6 +1,8 @@
-"""What a score was made with (its context), and storing scores under a run."""
+"""What a score was made with (its context), storing scores under a run, and the columns a stored match of either
+side (a score's `matches`, prior art's `prior_art_matches`) shares."""
 
 from datetime import date
+from typing import Protocol
 
 from sqlalchemy import delete, select
 from sqlalchemy.dialects.sqlite import insert
@@ -11,10 +13,31 @@ from indexing.matcher.verifier.base import Verdict
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.models import Idea, Match, Run, Score, utcnow
 from indexing.versions import LoadedIndex
-from service.matching import answer_context
-from service.prior_art.models import PriorArtMatch
+from service.scoring.answer import answer_context
 from service.schemas import IdeaIn, IdeaScoreOut, MatchOut, PriorArtMatchOut, ScoringContext, VerdictOut
-from service.systems import WindowPlan
+from service.scoring.plan import WindowPlan
+
+
+class StoredMatch(Protocol):
+    """A stored match of either side (indexing.models.Match, service.prior_art.models.PriorArtMatch): the columns
+    evidence_of and match_verdict_of read back."""
+
+    @property
+    def evidence_sentence(self) -> str | None: ...
+    @property
+    def problem_sentence(self) -> str | None: ...
+    @property
+    def shared_terms(self) -> list | None: ...
+    @property
+    def verifier_p_direction(self) -> float | None: ...
+    @property
+    def verifier_p_realised(self) -> float | None: ...
+    @property
+    def verifier_source(self) -> str | None: ...
+    @property
+    def embedding_realised(self) -> bool | None: ...
+    @property
+    def embedding_direction(self) -> bool | None: ...
 
 
 def decision_columns(m: MatchOut | PriorArtMatchOut) -> dict:
@@ -36,7 +59,7 @@ def verdict_columns(verdict: Verdict | VerdictOut | None) -> dict:
                 verifier_source=verdict.source if verdict else None)
 
 
-def evidence_of(m: Match | PriorArtMatch) -> dict | None:
+def evidence_of(m: StoredMatch) -> dict | None:
     """A stored match's evidence (either side) as the live answer gave it; None when the matcher gave none (dense,
     or a look-back match past the evidence top)."""
     if m.evidence_sentence is None and m.problem_sentence is None and m.shared_terms is None:
@@ -45,7 +68,7 @@ def evidence_of(m: Match | PriorArtMatch) -> dict | None:
             "shared_terms": m.shared_terms or []}
 
 
-def match_verdict_of(m: Match | PriorArtMatch) -> dict:
+def match_verdict_of(m: StoredMatch) -> dict:
     """The verifier's reading of a stored match of either side (None when not read) and the embedding-only decision
     (None when no verifier decided, as in the live answer)."""
     verdict = None if m.verifier_p_direction is None else {
@@ -57,7 +80,7 @@ def match_verdict_of(m: Match | PriorArtMatch) -> dict:
 def context_of(loaded: LoadedIndex, top_k: int, plan: WindowPlan | None = None,
                matcher: str | None = None, verifier: VerifierStep | None = None) -> ScoringContext:
     """What a score in the plan's window (default: the built one) under the asked matcher is made with (see
-    matching.answer_context), for callers that have no view yet."""
+    answer.answer_context), for callers that have no view yet."""
     window = plan.window if plan else loaded.resolve_window()
     impacts = plan.impacts if plan and plan.impacts is not None else loaded.window_impacts(window)
     return answer_context(view_of(loaded, window.range, matcher), window=window, impacts=impacts, top_k=top_k,
