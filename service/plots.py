@@ -19,7 +19,7 @@ CORNERS = {"true_positive": (0.98, 0.98, "right", "top"), "hidden_gem": (0.98, 0
            "overhyped": (0.02, 0.98, "left", "top"), "true_negative": (0.02, 0.02, "left", "bottom")}
 
 
-def _render(fig: Figure, fmt: str) -> bytes:
+def render(fig: Figure, fmt: str) -> bytes:
     if fmt not in FORMATS:
         raise ValueError(f"format: expected png or svg, got {fmt!r}")
     buf = io.BytesIO()
@@ -32,7 +32,7 @@ def _matchers_line(matchers: list[str] | None) -> str:
     return "\n" + "; ".join(matchers) if matchers else ""
 
 
-def _colours(groups: list[str]) -> dict[str, tuple]:
+def group_colours(groups: list[str]) -> dict[str, tuple]:
     palette = matplotlib.colormaps["tab10"]
     return {g: palette(i % 10) for i, g in enumerate(groups)}
 
@@ -50,7 +50,7 @@ def quadrant_plot(frame: pd.DataFrame, answer: dict, *, fmt: str = "png", matche
     """HindSight score (x) vs the judge score (y), one colour per group, the cut lines, labels with shares."""
     points = frame[frame["quadrant"].notna()]
     groups = sorted(points["group"].unique())
-    colours = _colours(groups)
+    colours = group_colours(groups)
     fig = Figure(figsize=(8.4, 6.2))
     ax = fig.add_subplot()
     y, width = _jitter(points["judge_value"].to_numpy(dtype=float))
@@ -94,13 +94,13 @@ def quadrant_plot(frame: pd.DataFrame, answer: dict, *, fmt: str = "png", matche
         note += f"; judge scores jittered by up to ±{width:.2g} for visibility"
     ax.set_title(f"HindSight vs LLM judge — {note}{_matchers_line(matchers)}", fontsize=10)
     ax.grid(alpha=0.2)
-    return _render(fig, fmt)
+    return render(fig, fmt)
 
 
 def distribution_plot(ideas: pd.DataFrame, *, fmt: str = "png", matchers: list[str] | None = None) -> bytes:
     """Per-group HindSight score distributions: box plot with the individual scores, mean and match rate."""
     groups = sorted(ideas["group"].unique())
-    colours = _colours(groups)
+    colours = group_colours(groups)
     fig = Figure(figsize=(max(4.5, 1.8 * len(groups) + 2), 4.6))
     ax = fig.add_subplot()
     data = [ideas.loc[ideas["group"] == g, "score"].to_numpy(dtype=float) for g in groups]
@@ -118,7 +118,7 @@ def distribution_plot(ideas: pd.DataFrame, *, fmt: str = "png", matchers: list[s
     ax.set_ylim(-0.03, max([1e-9] + [float(v.max()) for v in data if len(v)]) * 1.35 + 0.03)
     ax.set_title(f"HindSight score per system (◆ = mean){_matchers_line(matchers)}", fontsize=9)
     ax.grid(axis="y", alpha=0.2)
-    return _render(fig, fmt)
+    return render(fig, fmt)
 
 
 def cutoff_plot(answer: dict, *, fmt: str = "png") -> bytes:
@@ -126,7 +126,7 @@ def cutoff_plot(answer: dict, *, fmt: str = "png") -> bytes:
     entries = answer["cutoffs"]
     labels = [e["cutoff"] for e in entries]
     groups = sorted({g["group"] for e in entries for g in e["groups"]})
-    colours = _colours(groups)
+    colours = group_colours(groups)
     fig = Figure(figsize=(max(7.0, 1.4 * len(labels) + 4), 4.4))
     ax_score, ax_rate = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
     x = np.arange(len(labels), dtype=float)
@@ -160,4 +160,4 @@ def cutoff_plot(answer: dict, *, fmt: str = "png") -> bytes:
         title += "\nhollow markers: cutoff earlier than the system's declared knowledge cutoff (leak risk)"
     fig.suptitle(title, fontsize=10)
     fig.subplots_adjust(top=0.82, wspace=0.25)
-    return _render(fig, fmt)
+    return render(fig, fmt)

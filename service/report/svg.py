@@ -39,7 +39,7 @@ def systems_plot(systems: dict) -> bytes:
     """Each group's mean HindSight score with its bootstrap interval, and its match rate."""
     groups = systems["groups"]
     names = [g["group"] for g in groups]
-    colours = plots._colours(names)
+    colours = plots.group_colours(names)
     fig = Figure(figsize=(8.0, 0.55 * len(groups) + 1.6))
     ax = fig.add_subplot()
     y = np.arange(len(groups))[::-1]
@@ -57,7 +57,7 @@ def systems_plot(systems: dict) -> bytes:
     b = systems["bootstrap"]
     ax.set_xlabel(f"mean HindSight score ({level}), {100 * b['confidence_level']:g}% {b['method']} bootstrap interval")
     ax.grid(axis="x", alpha=0.2)
-    return plots._render(fig, "svg")
+    return plots.render(fig, "svg")
 
 
 def prior_art_plot(systems: dict) -> bytes:
@@ -79,7 +79,7 @@ def prior_art_plot(systems: dict) -> bytes:
     ax.set_xlim(0, 1)
     ax.set_xlabel(f"share of the ideas of known class ({level} level)")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=4, fontsize=8, frameon=False)
-    return plots._render(fig, "svg")
+    return plots.render(fig, "svg")
 
 
 def labels_plot(labels: dict) -> bytes:
@@ -106,7 +106,7 @@ def labels_plot(labels: dict) -> bytes:
         ax.set_yticks(y, [g["group"] for g in groups] if ax is axes[0] else [], fontsize=8)
         ax.grid(axis="x", alpha=0.2)
     axes[0].legend(loc="upper center", bbox_to_anchor=(1.7, -0.18), ncol=3, fontsize=8, frameon=False)
-    return plots._render(fig, "svg")
+    return plots.render(fig, "svg")
 
 
 def figures(report: Report) -> dict[str, tuple[str, bytes]]:
