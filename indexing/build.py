@@ -5,7 +5,6 @@ import fcntl
 import os
 import shutil
 import time
-from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
@@ -14,32 +13,27 @@ from pathlib import Path
 import numpy as np
 import orjson
 from sqlalchemy import func, select
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 
-from indexing.cachekey import text_hash
 from indexing.db import session_scope
+from indexing.embed_cache import Progress, embed_with_cache
 from indexing.embedders import Embedder, join, load_embedder
-from indexing.embedders.base import cache_revision
-from indexing.embedders.workers import encoder as workers_encoder
+from indexing.errors import describe_error
 from indexing.impact import is_top_venue, top_venue_keys
 from indexing.lexical import build_lexical, describe as describe_lexical, save_lexical
 from indexing.matcher import MATCHERS, default_matcher, find_entry
 from indexing.matcher.vectors import stored_vectors
-from indexing.models import Embedding, IndexBuild, Paper, utcnow
+from indexing.models import IndexBuild, Paper, utcnow
 from indexing.settings import Settings
 from indexing.vectorindex.base import VectorIndex
-from indexing.vectorindex.faiss_index import factory_for
-from indexing.vectorindex.ivf import build_in_memory
+from indexing.vectorindex.factory import check_backend, create_index, drop_index, drop_version, qdrant_target
 from indexing.versions import (
     MANIFEST, PAPERS, IndexDamaged, LoadedIndex, current_version, fsync_dir, list_versions, load_version, sha256_file,
     use_version,
 )
 from indexing.windows import DATE_ORDER, PaperTable, Window, WindowImpact
 
-Progress = Callable[[str, int, int], None]  # (stage, advance, total)
 KEEP_VERSIONS = 5
-BACKENDS = ("faiss", "qdrant")
-CACHE_CHUNK = 256
 LOCK_POLL = 0.5
 
 
@@ -85,53 +79,6 @@ def build_lock(indexes_dir: Path, wait: float = 0.0, progress: Progress | None =
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def embed_with_cache(embedder: Embedder, texts: list[str], *, db_path: Path, batch_size: int = 32,
-                     progress: Progress | None = None, workers: int = 0) -> tuple[np.ndarray, int]:
-    """Vectors for texts, embedding only those the cache lacks; returns (vectors, newly embedded). `workers`
-    is the process layout (embedders/workers.py; 0 decides from the machine and the number to embed)."""
-    hashes = [text_hash(embedder, t) for t in texts]
-    revision = cache_revision(embedder)
-    found: dict[str, np.ndarray] = {}
-    with session_scope(db_path) as session:
-        unique = list(dict.fromkeys(hashes))
-        for i in range(0, len(unique), 500):
-            rows = session.execute(select(Embedding.content_hash, Embedding.vector).where(
-                Embedding.model == embedder.key, Embedding.revision == revision,
-                Embedding.content_hash.in_(unique[i:i + 500])))
-            for h, blob in rows:
-                vec = np.frombuffer(blob, dtype=np.float32)
-                if vec.shape[0] == embedder.dim:
-                    found[h] = vec
-    missing = _first_occurrences([i for i, h in enumerate(hashes) if h not in found], hashes)
-    if progress:
-        progress("embed", 0, len(missing))
-    # chunks are committed as they finish, so an interrupted build keeps what it paid for
-    with workers_encoder(embedder, len(missing), workers) as encode:
-        for start in range(0, len(missing), CACHE_CHUNK):
-            chunk = missing[start:start + CACHE_CHUNK]
-            vecs = encode([texts[i] for i in chunk], batch_size=batch_size,
-                          progress=(lambda n: progress("embed", n, len(missing))) if progress else None)
-            with session_scope(db_path) as session:
-                for i, vec in zip(chunk, vecs):
-                    session.merge(Embedding(model=embedder.key, revision=revision, content_hash=hashes[i],
-                                            vector=np.ascontiguousarray(vec, dtype=np.float32).tobytes()))
-                    found[hashes[i]] = vec
-    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
-    for i, h in enumerate(hashes):
-        out[i] = found[h]
-    return out, len(missing)
-
-
-def _first_occurrences(indices: list[int], hashes: list[str]) -> list[int]:
-    seen: set[str] = set()
-    kept = []
-    for i in indices:
-        if hashes[i] not in seen:
-            seen.add(hashes[i])
-            kept.append(i)
-    return kept
-
-
 def _next_version(indexes_dir: Path, build_id: int) -> str:
     version = f"v{build_id:04d}"
     while (indexes_dir / version).exists():
@@ -157,16 +104,16 @@ def build_index(settings: Settings, *, model: str | None = None, cutoff: date | 
     if matcher is not None and matcher not in MATCHERS:
         raise BuildFailed(f"unknown matcher {matcher!r}; use {' or '.join(MATCHERS)}")
     backend = backend or settings.vector_backend
-    if backend not in BACKENDS:
-        raise BuildFailed(f"unknown vector backend {backend!r}; use {' or '.join(BACKENDS)}")
-    if backend == "qdrant" and factory:
-        raise BuildFailed("--factory names a FAISS index; a Qdrant collection takes no factory")
+    try:
+        check_backend(backend, factory)
+    except ValueError as exc:
+        raise BuildFailed(str(exc)) from None
     indexes_dir, db_path = settings.indexes_dir, settings.db_path
     with build_lock(indexes_dir, wait, progress):
         embedder, build_id = _start(settings, embedder, model, theta)
         loaded = time.perf_counter()
         staging = indexes_dir / f".build-{build_id}-{os.getpid()}"
-        created: list = []
+        created: list[tuple[str, VectorIndex]] = []
         try:
             result = _build(settings, embedder, cutoff, until, build_id, staging, progress, engine, address,
                             factory, matcher, backend, qdrant_url, created)
@@ -184,20 +131,6 @@ def build_index(settings: Settings, *, model: str | None = None, cutoff: date | 
         result.stages = {"start": loaded - started, **result.stages}  # _build's "embed"
         result.stages["rest"] = result.seconds - sum(result.stages.values())
         return result
-
-
-def describe_error(exc: BaseException, home: Path) -> str:
-    """An error as it may reach API answers: no absolute paths, no SQL statements."""
-    if isinstance(exc, OSError) and exc.strerror:
-        path = Path(str(exc.filename)) if exc.filename else None
-        where = f": {path.relative_to(home) if path.is_relative_to(home) else path.name}" if path else ""
-        return f"{type(exc).__name__}: {exc.strerror}{where}"
-    if isinstance(exc, DBAPIError) and exc.orig is not None:
-        return f"{type(exc.orig).__name__}: {exc.orig}"
-    text = f"{type(exc).__name__}: {exc}"
-    for prefix in {str(home.resolve()), str(home)}:  # e.g. faiss names the file it failed to write
-        text = text.replace(prefix, "$HINDSIGHT_HOME")
-    return text
 
 
 def _hint(exc: BaseException) -> str:
@@ -260,8 +193,8 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
            progress: Progress | None, engine: str = "local", address: str | None = None,
            factory: str | None = None, matcher: str | None = None, backend: str = "faiss",
            qdrant_url: str | None = None, created: list | None = None) -> BuildResult:
-    """Select, embed, index, write the version, verify, publish. `created`: collections this build made (the
-    caller drops them if the build fails)."""
+    """Select, embed, index, write the version, verify, publish. `created`: the (version, index) this build made
+    (the caller drops it if the build fails)."""
     matcher_block = matcher_manifest(settings, embedder, matcher)
     chosen = _select(settings, cutoff, until)
     papers = chosen.papers
@@ -281,8 +214,12 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
     snapshot, built = _snapshot(settings, papers, cutoff, until)
     version = _next_version(settings.indexes_dir, build_id)
     staging.mkdir(parents=True)
-    index = _vector_index(settings, vectors, snapshot, backend=backend, factory=factory, qdrant_url=qdrant_url,
-                          version=version, staging=staging, created=created)
+    # FAISS: flat while small, IVF beyond, PQ with a float16 re-rank store (in staging) past 2M; or a new collection
+    index = create_index(vectors, backend=backend, factory=factory, folder=staging, version=version,
+                         qdrant=qdrant_target(settings, qdrant_url), payloads=(
+                             {"publication_date": r["publication_date"], "impact": r["impact"]} for r in snapshot))
+    if created is not None:
+        created.append((version, index))
     if matcher_block["default"] == "hybrid" and stored_vectors(index, np.array([0])) is None:
         matcher_block["default"] = "dense"  # the facet cosines need the stored vectors back
         matcher_block["warning"] = f"index kind {index.kind} cannot return stored vectors: dense matcher by default"
@@ -366,29 +303,6 @@ def _snapshot(settings: Settings, papers: list, cutoff: date, until: date) -> tu
     return snapshot, built
 
 
-def _vector_index(settings: Settings, vectors: np.ndarray, snapshot: list[dict], *, backend: str,
-                  factory: str | None, qdrant_url: str | None, version: str, staging: Path,
-                  created: list | None) -> VectorIndex:
-    """FAISS (flat while small, IVF beyond, PQ with a float16 re-rank store past 2M) or a new Qdrant collection."""
-    ids = np.arange(len(snapshot), dtype=np.int64)
-    if backend == "faiss":
-        chosen = factory or factory_for(len(ids), vectors.shape[1])
-        return build_in_memory(vectors, ids, factory=chosen, rerank_dir=staging if ",PQ" in chosen else None)
-    from indexing.vectorindex.qdrant import QdrantIndex, collection_name, connect
-
-    url = qdrant_url or settings.qdrant_url
-    path = None if url else settings.qdrant_dir
-    api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-    index = QdrantIndex.create(connect(url=url, path=path, api_key=api_key), vectors.shape[1],
-                               collection_name(settings.qdrant_prefix, version), url=url, path=path,
-                               alias=settings.qdrant_alias)
-    if created is not None:
-        created.append(index)
-    index.add(vectors, ids, payloads=[{"publication_date": r["publication_date"], "impact": r["impact"]}
-                                      for r in snapshot])
-    return index
-
-
 def _publish(indexes_dir: Path, staging: Path, version: str, files: list[Path], probe: np.ndarray) -> None:
     """fsync, rename the staging folder to the version, verify it by reloading, flip the backend's alias (Qdrant),
     then the CURRENT pointer. A failure before the flip leaves both pointers as they were; a failure of the CURRENT
@@ -430,18 +344,12 @@ def matcher_manifest(settings: Settings, embedder: Embedder, matcher: str | None
     return block
 
 
-def _drop_unpublished(indexes_dir: Path, created: list) -> None:
-    """A failed build's collections, and the version folders naming them unless one became current."""
+def _drop_unpublished(indexes_dir: Path, created: list[tuple[str, VectorIndex]]) -> None:
+    """A failed build's collection, and the version folder naming it, unless that version became current."""
     current = current_version(indexes_dir)
-    for index in created:
-        version = index.collection.rsplit("-", 1)[-1]
-        if version == current:
-            continue
-        shutil.rmtree(indexes_dir / version, ignore_errors=True)
-        try:
-            index.drop()
-        except Exception:  # the store may be what failed: the collection then stays, unpublished and unnamed
-            pass
+    for version, index in created:
+        if version != current and drop_index(index):
+            shutil.rmtree(indexes_dir / version, ignore_errors=True)
 
 
 def _verify(indexes_dir: Path, version: str, probe: np.ndarray, key: int) -> LoadedIndex:
@@ -461,18 +369,8 @@ def _prune(indexes_dir: Path) -> None:
     versions = list_versions(indexes_dir)
     for old in versions[:-KEEP_VERSIONS]:
         if old != current:
-            _drop_collection(indexes_dir / old)
+            try:  # a Qdrant version's collection goes with its folder
+                drop_version(indexes_dir / old, orjson.loads((indexes_dir / old / MANIFEST).read_bytes())["index"])
+            except Exception:  # an unreadable manifest: the folder goes all the same
+                pass
             shutil.rmtree(indexes_dir / old, ignore_errors=True)
-
-
-def _drop_collection(folder: Path) -> None:
-    """A pruned Qdrant version's collection goes with its folder (best effort: an unreachable server keeps it)."""
-    try:
-        spec = orjson.loads((folder / MANIFEST).read_bytes())["index"]
-        if spec.get("kind") != "qdrant":
-            return
-        from indexing.vectorindex.qdrant import QdrantIndex
-
-        QdrantIndex.load(folder, spec).drop()
-    except Exception:
-        pass

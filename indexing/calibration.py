@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 from sqlalchemy import select
 
-from indexing.build import embed_with_cache
 from indexing.db import session_scope
+from indexing.embed_cache import embed_with_cache
 from indexing.embedders import join
 from indexing.models import Paper
 from indexing.vectorindex.faiss_index import FaissIndex

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from indexing.build import build_index, embed_with_cache
+from indexing.build import build_index
+from indexing.embed_cache import embed_with_cache
 from indexing.embedders import cpu, load_embedder, openvino_backend, runtime, solo
 from indexing.embedders.minilm import MiniLMEmbedder
 from indexing.embedders.workers import encoder, plan

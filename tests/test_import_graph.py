@@ -100,6 +100,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("indexing.settings", "indexing.retry", "indexing.stopwords", "indexing.cachekey",
                     "indexing.models", "indexing.db")),
     ("indexing", ("indexing",)),  # the offline library: ingest, fetch, embed, index, match
+    ("build", ("indexing.build",)),  # the index build orchestrates the library; nothing in it reaches up to the build
     ("schemas", ("service.schemas",)),  # the API's request and answer models the library shapes its answers with
     # scoring's steps: the window a request scores in (and the systems whose declared cutoff it reads), the answer's
     # shape, the store and the columns a stored match of either side shares; prior art builds on them

@@ -5,7 +5,7 @@ import json
 
 from indexing.db import session_scope
 from service.analyses.selection import Selection
-from service.cli.analyze import kappa_line
+from service.cli.label_tables import kappa_line
 from service.labels.agreement import annotators
 from service.labels.estimates import labelled_summary
 from service.labels.store import import_labels

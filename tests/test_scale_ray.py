@@ -11,9 +11,10 @@ from sqlalchemy import func, select
 
 ray = pytest.importorskip("ray", reason="Ray is the optional `scale` extra")
 
-from indexing.build import build_index, embed_with_cache  # noqa: E402
+from indexing.build import build_index  # noqa: E402
 from indexing.cachekey import text_hash  # noqa: E402
 from indexing.db import migrate, session_scope  # noqa: E402
+from indexing.embed_cache import embed_with_cache  # noqa: E402
 from indexing.distributed import EncoderActor, embed_on_ray, export_dataset, merge_shards  # noqa: E402
 from indexing.embedders import join  # noqa: E402
 from indexing.ingest import ingest_bytes  # noqa: E402

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from indexing.build import embed_with_cache
+from indexing.embed_cache import embed_with_cache
 from indexing.db import migrate
 from indexing.embedders.base import SOLO, cache_revision, join
 from indexing.embedders.minilm import MiniLMEmbedder

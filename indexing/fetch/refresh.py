@@ -12,8 +12,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from indexing.build import describe_error
 from indexing.db import session_scope
+from indexing.errors import describe_error
 from indexing.fetch import openalex, raw, s2
 from indexing.fetch.http import FetchError, Pacer, Policy, make_client, request_json
 from indexing.fetch.walk import OnRetry, Progress, today

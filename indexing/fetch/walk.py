@@ -12,7 +12,7 @@ from urllib.parse import urljoin
 import httpx
 from sqlalchemy.exc import SQLAlchemyError
 
-from indexing.build import describe_error
+from indexing.errors import describe_error
 from indexing.fetch import checkpoint, raw
 from indexing.fetch.checkpoint import State
 from indexing.fetch.http import Classifier, FetchError, Pacer, Policy, describe, make_client, request_json

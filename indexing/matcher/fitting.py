@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from indexing import calibration as dense_cal
-from indexing.build import embed_with_cache
+from indexing.embed_cache import embed_with_cache
 from indexing.embedders import Embedder, join
 from indexing.lexical import build_lexical
 from indexing.matcher import calibrate as cal

@@ -15,6 +15,7 @@ from service.analyses.quadrants import quadrant_counts
 from service.analyses.selection import load_ideas
 from indexing.windows import WindowError
 from service.analyses.cutoffs import cutoff_rows, cutoff_sensitivity
+from service.cli.label_tables import fmt as number, print_labelled
 from service.cli.common import JsonOpt, console, current_index, fail, print_json, print_warnings, ready_settings
 
 app = typer.Typer(help="Analyses of stored scores against LLM-judge scores.", no_args_is_help=True)
@@ -51,10 +52,6 @@ def _write_plot(path: Path | None, image: bytes | None) -> None:
     if path and image:
         path.write_bytes(image)
         console.print(f"wrote {path}", highlight=False)
-
-
-def _fmt(x, digits: int = 3) -> str:
-    return "–" if x is None else f"{x:.{digits}f}"
 
 
 def _pval(p) -> str:
@@ -125,9 +122,9 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
     t = Table("system", "ideas", "mean (95% CI)", "match rate",
               *(f"{j} overall" for j in answer["judges"]), title="HindSight per system")
     for g in answer["groups"]:
-        ci = f"[{_fmt(g['ci'][0])}, {_fmt(g['ci'][1])}]" if g["ci"] else "[–]"
-        t.add_row(g["group"], str(g["ideas"]), f"{_fmt(g['mean_score'])} {ci}", f"{100 * g['match_rate']:.0f}%",
-                  *(_fmt(g["judges"][j]["overall"]["mean"], 2) for j in answer["judges"]))
+        ci = f"[{number(g['ci'][0])}, {number(g['ci'][1])}]" if g["ci"] else "[–]"
+        t.add_row(g["group"], str(g["ideas"]), f"{number(g['mean_score'])} {ci}", f"{100 * g['match_rate']:.0f}%",
+                  *(number(g["judges"][j]["overall"]["mean"], 2) for j in answer["judges"]))
     console.print(t)
     if answer.get("prior_art"):
         _print_prior_art(answer)
@@ -138,8 +135,8 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
         measure = ("HindSight" if row["metric"] == "hindsight" else "anticipation"
                    if row["metric"] == "anticipation" else f"{row['metric'][5:]} rate"
                    if row["metric"].startswith("rate_") else f"{row['judge']} {row['dimension']}")
-        c.add_row(measure, _fmt(row["mean_a"]), _fmt(row["mean_b"]), _pval(row["mannwhitney_p"]),
-                  _pval(row["welch_p"]), _fmt(row["effect_size"]["value"], 2))
+        c.add_row(measure, number(row["mean_a"]), number(row["mean_b"]), _pval(row["mannwhitney_p"]),
+                  _pval(row["welch_p"]), number(row["effect_size"]["value"], 2))
     for c in tables.values():
         console.print(c)
     if tables:
@@ -172,34 +169,13 @@ def _print_prior_art(answer: dict) -> None:
     for g in answer["groups"]:
         p = g.get("prior_art")
         if p:
-            ci = f" [{_fmt(p['anticipation_ci'][0])}, {_fmt(p['anticipation_ci'][1])}]" if p["anticipation_ci"] else ""
+            low_high = p["anticipation_ci"]
+            ci = f" [{number(low_high[0])}, {number(low_high[1])}]" if low_high else ""
             known = f", knowledge cutoff {', '.join(p['knowledge_cutoffs'])}: {p['readable_prior_art']} ideas with " \
                     f"readable prior art, {p['later_prior_art']} with later" if p["knowledge_cutoffs"] else ""
-            console.print(f"{g['group']}: anticipation score {_fmt(p['anticipation_score'])}{ci} beside HindSight "
-                          f"{_fmt(g['mean_score'])}; look-back {', '.join(p['lookback_windows'])}{known}",
+            console.print(f"{g['group']}: anticipation score {number(p['anticipation_score'])}{ci} beside HindSight "
+                          f"{number(g['mean_score'])}; look-back {', '.join(p['lookback_windows'])}{known}",
                           highlight=False)
-
-
-def _ci(e: dict) -> str:
-    """The value, and under it the interval (marked * when pseudo-observations made it)."""
-    if e["value"] is None:
-        return "–"
-    mark = "*" if e["method"] == "pseudo_counts" else ""
-    return f"{e['value']:.3f}{mark}\n[{e['ci'][0]:.3f}, {e['ci'][1]:.3f}]"
-
-
-def _ci_line(e: dict) -> str:
-    return _ci(e).replace("\n", " ")
-
-
-MEASURES = {"realised_rate": "realised", "direction_rate": "direction", "mean_score": "score"}
-CLASS_MEASURES = {"anticipated": "anticipated", "recalled": "recalled", "already_published": "published",
-                  "unrealised": "unrealised"}
-LEGEND = ("realised, direction: the rates of ideas with such a match; score: the mean HindSight score. labels: the "
-          "labelled sample alone (labels_only); ppi: prediction-powered (PPI++). n labelled, N unlabelled; +n: more "
-          "labels that would halve the ppi interval. *: few labels, so the value is the plain estimate and its "
-          "interval adds pseudo-observations (Agresti-Min). anticipated, recalled, published (already), "
-          "unrealised: the prior-art classes at the --level, from ideas labelled on both sides of the cutoff.")
 
 
 def _labelled(run, system, by, level, cutoff, until, pool, confidence, predictor, annotator, json_out) -> None:
@@ -212,60 +188,13 @@ def _labelled(run, system, by, level, cutoff, until, pool, confidence, predictor
             answer = labelled_summary(session, selection=_selection(session, run, system, by, cutoff, until, pool,
                                                                     level),
                                       confidence=confidence, predictor=predictor, annotator=annotator,
-                                      shown=settings.labels_top_k, indexes_dir=settings.indexes_dir)
+                                      shown=settings.labels.labels_top_k, indexes_dir=settings.indexes_dir)
     except AnalysisError as exc:
         _fail(exc)
     if json_out:
         print_json(answer)
         return
-    print_warnings(answer.get("warnings", []))
-    pct = f"{100 * confidence:g}%"
-    console.print(f"estimates from {answer['annotator']}'s labels with {pct} intervals, predictor: "
-                  f"{answer['predictor']['name']}", highlight=False)
-    for g in answer["groups"]:
-        t = Table("measure", "matcher", "labels", "ppi", "n", "N", "+n", title=g["group"], show_edge=False)
-        for m, short in MEASURES.items():
-            e = g[m]
-            t.add_row(short, _fmt(e["matcher"]), _ci(e["labels_only"]), _ci(e["ppi"]), str(e["n_labelled"]),
-                      str(e["n_unlabelled"]), str(e["labels_to_halve"] if e["labels_to_halve"] is not None else "–"))
-        for cls, short in CLASS_MEASURES.items():  # prior-art classes at the asked level, labelled on both sides
-            e = g.get("classes", {}).get(level, {}).get(cls)
-            if e and e.get("labels_only") is not None:
-                t.add_row(short, _fmt(e["matcher"]), _ci(e["labels_only"]), _ci(e["ppi"]), str(e["n_labelled"]),
-                          str(e["n_unlabelled"]),
-                          str(e["labels_to_halve"] if e["labels_to_halve"] is not None else "–"))
-        console.print(t)
-    console.print(LEGEND, highlight=False)
-    for d in answer["differences"]:
-        for m, short in MEASURES.items():
-            console.print(f"{d['a']} - {d['b']} {short}: matcher {_fmt(d[m]['matcher'])}, labels "
-                          f"{_ci_line(d[m]['labels_only'])}, ppi {_ci_line(d[m]['ppi'])}", highlight=False)
-    lookback = answer["agreement"].get("lookback")
-    for name, a in [("all", answer["agreement"]["overall"]), *answer["agreement"]["groups"].items(),
-                    *([("look-back side", lookback)] if lookback and lookback["ideas"] else [])]:
-        c = Table("who", "level", "decision", "tp", "fp", "fn", "tn", "precision", "recall", show_edge=False,
-                  title=f"the matcher on the labels: {name}")
-        for who in ("matcher", "verifier"):
-            if not a.get(who):
-                continue
-            for level_ in ("pair", "idea"):
-                for dec, k in a[who][level_].items():
-                    c.add_row(who, level_, dec, *(str(k[x]) for x in ("tp", "fp", "fn", "tn")),
-                              _fmt(k["precision"], 2), _fmt(k["recall"], 2))
-        console.print(c)
-    for k in answer["agreement"]["annotators"]:
-        console.print(kappa_line(k), highlight=False)
-
-
-def kappa_line(k: dict) -> str:
-    """Two annotators' agreement (Cohen's kappa) on one line."""
-    pair, dec = k["pair"], k["pair_decision"]
-    return (f"{k['a']} vs {k['b']} on {k['ideas']} ideas: pair kappa {_fmt(pair['kappa'], 2)} "
-            f"({pair['agree']} of {pair['n']} pairs both labelled agree; {pair['only_a'] + pair['only_b']} labelled "
-            f"by one only: {pair['only_a']} {k['a']}, {pair['only_b']} {k['b']}); per pair kappa realised "
-            f"{_fmt(dec['realised']['kappa'], 2)}, direction {_fmt(dec['direction']['kappa'], 2)} "
-            f"({dec['direction']['agree']} of {dec['direction']['n']} agree); idea kappa realised "
-            f"{_fmt(k['idea']['realised']['kappa'], 2)}, direction {_fmt(k['idea']['direction']['kappa'], 2)}")
+    print_labelled(answer, confidence, level)
 
 
 @app.command("correlations")
@@ -289,7 +218,7 @@ def correlations_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: st
     t = Table("scope", "judge", "dimension", "n", "rho", "95% CI", "p", title="Spearman correlation with the "
                                                                             "HindSight score")
     for r in answer["rows"]:
-        t.add_row(r["scope"], r["judge"], r["dimension"], str(r["n"]), _fmt(r["rho"], 2), _rho_ci(r), _pval(r["p"]))
+        t.add_row(r["scope"], r["judge"], r["dimension"], str(r["n"]), number(r["rho"], 2), _rho_ci(r), _pval(r["p"]))
     console.print(t)
     prior = answer.get("prior_art")
     if prior:
@@ -297,7 +226,7 @@ def correlations_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: st
                   title="Spearman correlation with had prior art (a realised match before the cutoff)")
         for r in prior["rows"]:
             t.add_row(r["scope"], r["judge"], r["dimension"], str(r["n"]), str(r["had_prior_art"]),
-                      _fmt(r["rho"], 2), _rho_ci(r), _pval(r["p"]))
+                      number(r["rho"], 2), _rho_ci(r), _pval(r["p"]))
         console.print(t)
 
 
@@ -355,7 +284,7 @@ def quadrants_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str =
                    title=f"{listing['label']}: {listing['total']} (page {listing['page']}/{listing['pages']})")
         for it in listing["items"]:
             best = it["best_match"]
-            lt.add_row(it["idea_id"], it["group"], _fmt(it["score"]), _fmt(it["judge_value"], 1),
+            lt.add_row(it["idea_id"], it["group"], number(it["score"]), number(it["judge_value"], 1),
                        f"{best['title'][:60]} ({best['similarity']:.2f})" if best else "–")
         console.print(lt)
 
@@ -381,7 +310,7 @@ def cutoffs_(run: list[str] = RunOpt, system: list[str] = SystemOpt,
         with session_scope(settings.db_path) as session:
             answer = cutoff_sensitivity(session, loaded=loaded, embedder=embedder,
                                         selection=_selection(session, run, system, by), cutoffs=cutoffs,
-                                        until=until, top_k=top_k or settings.top_k, n_resamples=n_resamples,
+                                        until=until, top_k=top_k or settings.matcher.top_k, n_resamples=n_resamples,
                                         seed=seed)
     except WindowError as exc:
         fail(f"--{exc.field}: {exc.message}")
@@ -403,8 +332,8 @@ def cutoffs_(run: list[str] = RunOpt, system: list[str] = SystemOpt,
         cells = []
         for name in _group_names(answer):
             g = by_name[name]
-            ci = f" [{_fmt(g['ci'][0])}, {_fmt(g['ci'][1])}]" if g["ci"] else ""
-            cells.append(f"{_fmt(g['mean_score'])}{ci}" + (" LEAK" if g["leak_risk"] else ""))
+            ci = f" [{number(g['ci'][0])}, {number(g['ci'][1])}]" if g["ci"] else ""
+            cells.append(f"{number(g['mean_score'])}{ci}" + (" LEAK" if g["leak_risk"] else ""))
         rates = [f"{100 * (by_name[n]['match_rate'] or 0):.0f}%" for n in _group_names(answer)]
         lead = ", ".join(f"{c['a'] if (c['mean_a'] or 0) > (c['mean_b'] or 0) else c['b']} "
                          f"(p {_pval(c['mannwhitney_p'])})" for c in e["comparisons"]) or "–"

@@ -6,7 +6,7 @@ import typer
 from rich.table import Table
 from sqlalchemy.exc import SQLAlchemyError
 
-from indexing.build import describe_error
+from indexing.errors import describe_error
 from indexing.fetch import openalex, s2
 from indexing.fetch.checkpoint import FetchBusy, all_states
 from indexing.fetch.http import FetchError

@@ -102,7 +102,7 @@ def export(run: str | None = typer.Option(None, "--run", help="The run's labels 
     try:
         with session_scope(settings.db_path) as session:
             if draws:
-                rows = sheets.sheet_rows(session, draws=draws, candidates=candidates or settings.labels_top_k)
+                rows = sheets.sheet_rows(session, draws=draws, candidates=candidates or settings.labels.labels_top_k)
             else:
                 assert run is not None
                 rows = export_labels(session, run=run, system=system)
@@ -155,7 +155,7 @@ def suggest(draws: list[int] = typer.Option(..., "--draw", min=1, help="The draw
             json_out: bool = JsonOpt) -> None:
     """Ask a model the labelling question for each candidate of the draws (answers cached: a rerun asks nothing
     twice) and store its answers as the model's annotator; print its agreement (Cohen's kappa) with the others."""
-    from service.cli.analyze import kappa_line
+    from service.cli.label_tables import kappa_line
     from service.cli.judge import backend_judge, check_backend
     from service.labels.suggest import suggest as suggest_labels
 
@@ -167,7 +167,8 @@ def suggest(draws: list[int] = typer.Option(..., "--draw", min=1, help="The draw
     with progress_bars(not json_out) as bars:
         try:
             report = suggest_labels(settings.db_path, draws=draws, judge=judge, annotator=annotator,
-                                    candidates=candidates or settings.labels_top_k, progress=stage_bar(bars, "label"))
+                                    candidates=candidates or settings.labels.labels_top_k,
+                                    progress=stage_bar(bars, "label"))
         except LabelError as exc:
             _fail(exc)
     if json_out:

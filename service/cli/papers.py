@@ -8,7 +8,7 @@ from rich.table import Table
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from indexing.build import describe_error
+from indexing.errors import describe_error
 from indexing.ingest import IngestRejected, ingest_path
 from service.cli.common import JsonOpt, console, fail, print_json, progress_bars, ready_settings, say
 
