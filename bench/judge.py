@@ -59,10 +59,10 @@ def main() -> None:
     from service.analyses import Selection, correlations, quadrants
     from service.scoring.flow import score_run
     from service.ideas import read_path
-    from service.judging import prompts
-    from service.judging.audit import audit
-    from service.judging.backends import LocalJudge
-    from service.judging.pointwise import export_rows, judge_runs
+    from service.llm_judge import prompts
+    from service.llm_judge.audit import audit
+    from service.llm_judge.backends import LocalJudge
+    from service.llm_judge.pointwise import export_rows, judge_runs
 
     versions = [prompts.get(name) for name in (args.prompts or ["paper-v1", "reviewers-v1"])]
     load_before = os.getloadavg()

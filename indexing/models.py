@@ -229,7 +229,7 @@ class StoredVerdict(Base):
 
 
 class JudgeRevision(Base):
-    """An LLM judge made here (service.judging): its stored name, under which its scores sit in judge_scores, and
+    """An LLM judge made here (service.llm_judge): its stored name, under which its scores sit in judge_scores, and
     the revision the name stands for: backend, model and weights, prompt version and hash, decoding
     (migration 0010_judging)."""
 

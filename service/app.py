@@ -11,10 +11,10 @@ from indexing.settings import Settings, get_settings
 from service import errors
 from service.jobs import Jobs
 from service.routers import (
-    analysis, corpus, dashboard, health, index, judges, metrics, papers, runs, score, systems, verify,
+    analysis, corpus, dashboard, health, index, judge_scores, metrics, papers, runs, score, systems, verify,
 )
 from service.routers import labels as labels_router
-from service.routers import judging as judging_router
+from service.routers import llm_judge as llm_judge_router
 from service.routers import report as report_router
 from service.state import IndexHolder
 from service.threads import apply_scoring_threads
@@ -44,10 +44,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.holder = IndexHolder(settings)
     app.state.jobs = Jobs()
-    for module in (health, score, index, corpus, papers, runs, verify, judges, systems, analysis, metrics, dashboard):
+    for module in (health, score, index, corpus, papers, runs, verify, judge_scores, systems, analysis, metrics,
+                   dashboard):
         app.include_router(module.router)
     app.include_router(labels_router.router)
-    app.include_router(judging_router.router)
+    app.include_router(llm_judge_router.router)
     app.include_router(report_router.router)
     app.mount("/static", StaticFiles(directory=dashboard.STATIC_DIR), name="static")
     return app

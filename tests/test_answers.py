@@ -27,7 +27,7 @@ GETS = ["/healthz", "/readyz", "/v1/index", "/v1/corpus", "/v1/runs", "/v1/runs/
         "/v1/analysis/cutoffs?cutoffs=2024-03-01,2024-06-01", "/v1/analysis/ideas/1", "/v1/labels/status?run=r1",
         "/v1/labels/draws/1/item?annotator=ann", "/v1/labels/estimates?pool_windows=true",
         "/v1/labels/estimates?predictor=cosine&pool_windows=true",
-        "/v1/judging/prompts", "/v1/judging/revisions", "/v1/judging/audit?judge=gpt-judge&judge=claude-judge",
+        "/v1/llm-judge/prompts", "/v1/llm-judge/revisions", "/v1/llm-judge/audit?judge=gpt-judge&judge=claude-judge",
         "/v1/metrics", "/v1/papers/hs-0001"]
 
 
@@ -112,3 +112,40 @@ def test_the_upload_form_and_the_json_body_share_their_bounds(client):
     ok = client.post("/v1/score", files=files, data={"top_k": "3", "lookback_days": "365", "system": "u", "run": "1"})
     assert ok.status_code == 200 and ok.json()["top_k"] == 3
     assert ok.json()["lookback_window"]["lookback_days"] == 365
+
+
+OLD_NAMES = {"/v1/judging/prompts": "/v1/llm-judge/prompts", "/v1/judging/revisions": "/v1/llm-judge/revisions",
+             "/v1/judging/audit?judge=gpt-judge&judge=claude-judge":
+             "/v1/llm-judge/audit?judge=gpt-judge&judge=claude-judge"}
+
+
+@pytest.mark.parametrize("old", OLD_NAMES)
+def test_an_old_name_of_the_llm_judge_answers_as_its_new_name(client, old):
+    """The LLM judge's old routes stay served for one release: the same handler, answer and model, deprecated."""
+    new = OLD_NAMES[old]
+    answer, again = client.get(old), client.get(new)
+    assert answer.status_code == again.status_code == 200 and answer.content == again.content
+    old_route, new_route = route_of(client, old), route_of(client, new)
+    assert old_route.endpoint is new_route.endpoint and old_route.response_model == new_route.response_model
+    assert old_route.deprecated and not new_route.deprecated
+
+
+def untitled(schema: object) -> object:
+    """A schema without its titles (FastAPI names a list answer's schema after its operation)."""
+    if isinstance(schema, dict):
+        return {k: untitled(v) for k, v in schema.items() if k != "title"}
+    return [untitled(v) for v in schema] if isinstance(schema, list) else schema
+
+
+def test_the_old_names_of_the_llm_judge_are_deprecated_in_the_document(client):
+    doc = client.app.openapi()
+    operations = [(path, method, op) for path, ops in doc["paths"].items() for method, op in ops.items()]
+    old = {(p, m) for p, m, op in operations if op.get("deprecated")}
+    assert old == {("/v1/runs/{run}/judge", "post"), ("/v1/runs/{run}/judge", "get"), ("/v1/judging/prompts", "get"),
+                   ("/v1/judging/revisions", "get"), ("/v1/judging/audit", "get")}
+    for path, method in old:
+        new = path.replace("/v1/judging/", "/v1/llm-judge/").replace("/judge", "/llm-judge")
+        assert untitled(doc["paths"][path][method]["responses"]) == untitled(doc["paths"][new][method]["responses"])
+    ids = [op["operationId"] for _, _, op in operations]
+    assert len(ids) == len(set(ids))
+    assert client.get("/v1/runs/r1/judge").status_code == client.get("/v1/runs/r1/llm-judge").status_code == 404

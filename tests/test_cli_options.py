@@ -37,7 +37,7 @@ def test_cli_errors_name_options_and_http_errors_name_parameters(settings, run_c
 
 def test_the_http_judge_audit_takes_a_run_label_two_systems_share(settings):
     from indexing.db import session_scope
-    from service.judges import import_judge_scores
+    from service.judge_scores import import_judge_scores
 
     labels_store(settings.home, per_system=4)
     rows = ["idea_id,system,run,judge,novelty,overall"]
@@ -46,9 +46,9 @@ def test_the_http_judge_audit_takes_a_run_label_two_systems_share(settings):
     with session_scope(settings.db_path) as s:
         import_judge_scores(s, ("\n".join(rows) + "\n").encode(), name="scores.csv", fmt="csv")
     with TestClient(create_app(settings)) as c:
-        both = c.get("/v1/judging/audit", params=[("judge", "a"), ("judge", "b"), ("run", "r1")])
+        both = c.get("/v1/llm-judge/audit", params=[("judge", "a"), ("judge", "b"), ("run", "r1")])
         assert both.status_code == 200 and both.json()["ideas"] == 8, both.text
-        one = c.get("/v1/judging/audit", params=[("judge", "a"), ("judge", "b"), ("run", "1")])
+        one = c.get("/v1/llm-judge/audit", params=[("judge", "a"), ("judge", "b"), ("run", "1")])
         assert one.json()["ideas"] == 4
 
 

@@ -18,7 +18,7 @@ from indexing.windows import WindowError
 from service import errors
 from service.analyses.selection import AnalysisError, Conflict, NotFound
 from service.ideas.records import LayoutError, UploadRefused
-from service.judging.audit import AuditError
+from service.llm_judge.audit import AuditError
 from service.labels.draws import LabelError
 from service.metrics.parsing import MetricsInputError
 from service.rejections import ImportRejected

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from indexing.db import session_scope
 from indexing.settings import Settings
-from service.judging.backends import OpenAIJudge
+from service.llm_judge.backends import OpenAIJudge
 from service.labels.draws import LabelError, draw
 from service.labels.models import Label
 from service.labels.store import import_labels

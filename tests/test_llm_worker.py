@@ -14,7 +14,7 @@ import pytest
 
 from indexing.llm import ModelUnavailable
 from indexing.settings import Settings
-from service.judging import prompts
+from service.llm_judge import prompts
 from tests.factories import sample_version
 from tests.helpers import ROOT, run_cli
 
@@ -32,7 +32,7 @@ def local_settings(home: Path, model: Path) -> Settings:
 
 
 def test_the_judge_in_a_worker_answers_as_in_process_and_its_death_is_an_error(tiny_model, tmp_path):
-    from service.judging.backends import JudgeProcess, LocalJudge
+    from service.llm_judge.backends import JudgeProcess, LocalJudge
 
     settings = local_settings(tmp_path, tiny_model)
     here = LocalJudge.from_settings(settings)
@@ -111,7 +111,7 @@ def test_a_judge_job_whose_model_process_dies_fails_and_the_server_keeps_serving
     watcher = threading.Thread(target=watch)
     watcher.start()
     try:
-        started = httpx.post(f"{server.url}/v1/runs/r1/judge", json={"backend": "local"}, headers=auth, timeout=30)
+        started = httpx.post(f"{server.url}/v1/runs/r1/llm-judge", json={"backend": "local"}, headers=auth, timeout=30)
         assert started.status_code == 202, started.text
         deadline = time.monotonic() + 120
         while not (workers := model_processes(server.proc.pid)) and time.monotonic() < deadline:
@@ -121,16 +121,16 @@ def test_a_judge_job_whose_model_process_dies_fails_and_the_server_keeps_serving
         state = started.json()
         while state["status"] in ("queued", "running") and time.monotonic() < deadline:
             time.sleep(0.1)
-            state = httpx.get(f"{server.url}/v1/runs/r1/judge", timeout=30).json()
+            state = httpx.get(f"{server.url}/v1/runs/r1/llm-judge", timeout=30).json()
         assert state["status"] == "failed" and f"(pid {workers[0]}) died with SIGSEGV" in state["error"], state
         assert server.proc.poll() is None
         # the next job gets a fresh worker and judges the run to the end
-        again = httpx.post(f"{server.url}/v1/runs/r1/judge", json={"backend": "local"}, headers=auth, timeout=30)
+        again = httpx.post(f"{server.url}/v1/runs/r1/llm-judge", json={"backend": "local"}, headers=auth, timeout=30)
         assert again.status_code == 202, again.text
         state = again.json()
         while state["status"] in ("queued", "running") and time.monotonic() < deadline:
             time.sleep(0.1)
-            state = httpx.get(f"{server.url}/v1/runs/r1/judge", timeout=30).json()
+            state = httpx.get(f"{server.url}/v1/runs/r1/llm-judge", timeout=30).json()
         assert state["status"] == "succeeded" and state["result"]["ideas"] == 12, state
     finally:
         stop.set()

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from indexing.db import session_scope
 from indexing.models import JudgeScore, System
-from service.judges import import_judge_scores
+from service.judge_scores import import_judge_scores
 from service.labels.draws import draw
 from service.labels.models import DrawIdea
 from service.systems import set_system

@@ -1,4 +1,4 @@
-"""The LLM runtime the verifier (indexing.matcher.verifier) and the judge (service.judging) share.
+"""The LLM runtime the verifier (indexing.matcher.verifier) and the judge (service.llm_judge) share.
 
 model_files.py (the packaged GGUF in parts, or a given file, and their hashes), runtime.py (a GGUF through
 llama.cpp: shared-prefix KV cache, label probabilities from the logits), endpoint.py (any OpenAI-compatible chat

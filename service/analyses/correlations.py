@@ -5,7 +5,7 @@ from sqlalchemy.orm import Session
 from service.analyses.prior_art import prior_art_correlations
 from service.analyses.selection import Selection, load_ideas, load_judge_scores, window_report
 from service.analyses.stats import spearman_rows
-from service.judges import DIMENSIONS
+from service.judge_scores import DIMENSIONS
 
 
 def correlations(session: Session, *, selection: Selection, judge: str | None = None) -> dict:

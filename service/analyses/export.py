@@ -5,7 +5,7 @@ import io
 
 from service.analyses.quadrants import QUADRANTS
 from service.analyses.selection import AnalysisError
-from service.judges import DIMENSIONS
+from service.judge_scores import DIMENSIONS
 
 TABLES = {"systems": ("groups", "comparisons"), "correlations": ("rows",), "quadrants": ("counts", "ideas")}
 

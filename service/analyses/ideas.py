@@ -6,7 +6,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from indexing.models import Idea, JudgeScore, Paper, Score, System
 from service.analyses.selection import NotFound
-from service.judges import DIMENSIONS
+from service.judge_scores import DIMENSIONS
 from service.prior_art.store import prior_art_out, stored_prior_art, window_of
 from service.runs import origin_of, verifier_of
 from service.scoring.store import match_verdict_of

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from service.analyses.selection import number
 from service.analyses.stats import bootstrap_mean_ci, compare_samples, spearman_rows
-from service.judges import DIMENSIONS
+from service.judge_scores import DIMENSIONS
 from service.prior_art.classes import CLASSES, LEVELS, UNKNOWN, anticipation
 from service.prior_art.store import load_prior_art
 

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from indexing.errors import DomainError
 from indexing.models import Idea, JudgeScore, Match, Run, Score, System
 from indexing.windows import iso_day
-from service.judges import DIMENSIONS
+from service.judge_scores import DIMENSIONS
 from service.runs import RunNotFound, runs_named
 
 GROUP_BY = ("system", "run", "window")

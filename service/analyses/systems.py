@@ -9,7 +9,7 @@ from service.analyses.selection import (
     Selection, load_ideas, load_judge_scores, number, scoring_contexts, unscored_count, window_report,
 )
 from service.analyses.stats import bootstrap_mean_ci, compare_samples
-from service.judges import DIMENSIONS
+from service.judge_scores import DIMENSIONS
 
 
 def systems_summary(session: Session, *, selection: Selection, confidence: float = 0.95, n_resamples: int = 2000,

@@ -11,11 +11,11 @@ from indexing.llm import ModelUnavailable
 from service.cli.common import (
     JsonOpt, console, fail, print_json, progress_bars, ready_settings, runs_option, say, stage_bar,
 )
-from service.judges import import_judge_scores
+from service.judge_scores import import_judge_scores
 from service.rejections import ImportRejected
-from service.judging import audit as audits
-from service.judging import innoeval, pairwise, pointwise, prompts
-from service.judging.backends import BACKENDS, Judge, make_judge
+from service.llm_judge import audit as audits
+from service.llm_judge import innoeval, pairwise, pointwise, prompts
+from service.llm_judge.backends import BACKENDS, Judge, make_judge
 from service.metrics.parsing import InputFileError, MetricsInputError, read_records
 from service.runs import RunNotFound, run_id_of
 

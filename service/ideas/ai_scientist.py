@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from service.ideas.records import LayoutError, ReadResult, SourceFile
 from service.ideas.text import as_text
-from service.judges import number_of
+from service.judge_scores import number_of
 from service.schemas import Origin
 
 NAME = "ai-scientist"

@@ -15,9 +15,9 @@ from indexing.db import session_scope, write_transaction
 from indexing.llm import ModelUnavailable
 from indexing.models import JudgeRevision, utcnow
 from service.analyses.selection import Selection
-from service.judging import prompts
-from service.judging.backends import Judge
-from service.judging.cache import AnswerCache, text_hash
+from service.llm_judge import prompts
+from service.llm_judge.backends import Judge
+from service.llm_judge.cache import AnswerCache, text_hash
 from service.labels.draws import LabelError
 from service.labels.models import Draw, Label
 from service.labels.sheets import sheet_rows

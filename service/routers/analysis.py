@@ -19,7 +19,7 @@ from service.deps import HolderDep, SessionDep, SettingsDep
 from service.runs import matcher_labels
 from service.schemas import date_list_pattern, json_answer
 from service.errors import errors
-from service.judges import DimensionName
+from service.judge_scores import DimensionName
 
 router = APIRouter(prefix="/v1/analysis", tags=["analysis"])
 

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from service.deps import SessionDep, SettingsDep
 from service.errors import errors
-from service.judges import DimensionName
+from service.judge_scores import DimensionName
 from service.report.gather import ReportRequest, gather
 from service.report.html import POLICY, render_html
 

@@ -17,7 +17,7 @@ from indexing.matcher.verifier.step import VerifierStep
 from indexing.settings import Settings
 from indexing.versions import LoadedIndex
 from service.ideas import ReadResult
-from service.judges import store_ratings
+from service.judge_scores import store_ratings
 from service.scoring.answer import answer_context, shape
 from service.prior_art.side import PriorArtPlan, look_back, plan_prior_art
 from service.prior_art.store import store_prior_art

@@ -18,7 +18,7 @@ async function judgingRefresh() {
   const note = $("judging-note");
   const seq = (judgingRefreshes += 1);
   let revisions;
-  try { revisions = await getJSON("/v1/judging/revisions"); } catch (err) { note.textContent = err.message; return; }
+  try { revisions = await getJSON("/v1/llm-judge/revisions"); } catch (err) { note.textContent = err.message; return; }
   $("judging-empty").hidden = revisions.length > 0;
   if (!revisions.length) {
     $("judging-table").replaceChildren();
@@ -65,7 +65,7 @@ async function judgingRefresh() {
         q.append("judge", b.name);
         runs.forEach((run) => q.append("run", run));
         try {
-          const audit = await getJSON(`/v1/judging/audit?${q}`);
+          const audit = await getJSON(`/v1/llm-judge/audit?${q}`);
           const dims = ["novelty", "feasibility", "impact", "overall"].map((d) => audit.dimensions[d]);
           flipRows.push(el("tr", {}, el("td", {}, a.name), el("td", {}, b.name),
             ...dims.map((d) => el("td", { class: "num" }, d && d.flip_rate !== null ? `${fmt(d.flip_rate, 2)} (${d.flips}/${d.n_compared})` : "–")),

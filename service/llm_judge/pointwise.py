@@ -14,10 +14,10 @@ from sqlalchemy.orm import Session
 from indexing.db import session_scope, write_transaction
 from indexing.llm import ModelUnavailable
 from indexing.models import Idea, JudgeAnswer, JudgeScore, Run
-from service.judging import prompts
-from service.judging.backends import Judge
-from service.judging.cache import AnswerCache, decoding_of, register, text_hash
-from service.judging.prompts import DIMENSIONS, PromptVersion
+from service.llm_judge import prompts
+from service.llm_judge.backends import Judge
+from service.llm_judge.cache import AnswerCache, decoding_of, register, text_hash
+from service.llm_judge.prompts import DIMENSIONS, PromptVersion
 
 
 @dataclass

@@ -13,8 +13,8 @@ from sqlalchemy.orm import Session
 
 from indexing.db import session_scope, write_transaction
 from indexing.models import JudgeAnswer, JudgeRevision, utcnow
-from service.judging.backends import Judge, Reading
-from service.judging.prompts import PromptVersion
+from service.llm_judge.backends import Judge, Reading
+from service.llm_judge.prompts import PromptVersion
 
 MAX_ANSWER_CHARS = 300
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from indexing.db import migrate, session_scope
 from indexing.models import Idea, JudgeScore, Run, Score
 from indexing.settings import Settings
-from service.judges import import_judge_scores
+from service.judge_scores import import_judge_scores
 from service.rejections import ImportRejected
 
 HEADER = "idea_id,judge,novelty,feasibility,impact,overall\n"

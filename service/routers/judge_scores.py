@@ -1,4 +1,4 @@
-"""LLM-judge scores: import a file (admin); list the judges."""
+"""Outside judges' scores: import a file of them (admin); list the judges."""
 
 from typing import Annotated, Literal
 
@@ -11,12 +11,12 @@ from indexing.settings import Settings
 from service.answers import JudgeImportOut, JudgeOut
 from service.deps import AdminDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
-from service.judges import JudgeImportReport, import_judge_scores, list_judges
+from service.judge_scores import JudgeImportReport, import_judge_scores, list_judges
 from service.runs import require_runs
 from service.schemas import json_answer
 from service.uploads import read_within
 
-router = APIRouter(prefix="/v1/judge-scores", tags=["judges"])
+router = APIRouter(prefix="/v1/judge-scores", tags=["judge scores"])
 
 
 def _import(data: bytes, *, settings: Settings, **options) -> JudgeImportReport:

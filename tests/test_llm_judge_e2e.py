@@ -8,7 +8,7 @@ import time
 import httpx
 import pytest
 
-from service.judging import prompts
+from service.llm_judge import prompts
 from tests.factories import sample_version
 from tests.helpers import FIXTURES, ROOT, run_cli
 from tests.replay_server import Replay
@@ -124,27 +124,27 @@ def test_http_judging_is_a_job_with_progress(tmp_path, scored, chat, server_fact
     home = scored_home(tmp_path, scored)
     server = server_factory(home, env=env_for(chat))
     auth = {"Authorization": "Bearer test-token"}
-    assert httpx.post(f"{server.url}/v1/runs/r1/judge", json={"backend": "openai"}, timeout=30).status_code == 401
-    bad = httpx.post(f"{server.url}/v1/runs/r1/judge", json={"backend": "openai", "prompt": "nope"}, headers=auth,
+    assert httpx.post(f"{server.url}/v1/runs/r1/llm-judge", json={"backend": "openai"}, timeout=30).status_code == 401
+    bad = httpx.post(f"{server.url}/v1/runs/r1/llm-judge", json={"backend": "openai", "prompt": "nope"}, headers=auth,
                      timeout=30)
     assert bad.status_code == 422
-    started = httpx.post(f"{server.url}/v1/runs/r1/judge", json={"backend": "openai"}, headers=auth, timeout=30)
+    started = httpx.post(f"{server.url}/v1/runs/r1/llm-judge", json={"backend": "openai"}, headers=auth, timeout=30)
     assert started.status_code == 202, started.text
     deadline = time.monotonic() + 120
     state = started.json()
     while state["status"] in ("queued", "running") and time.monotonic() < deadline:
         time.sleep(0.2)
-        state = httpx.get(f"{server.url}/v1/runs/r1/judge", timeout=30).json()
+        state = httpx.get(f"{server.url}/v1/runs/r1/llm-judge", timeout=30).json()
     assert state["status"] == "succeeded", state
     assert state["progress"] == {"stage": "judge", "done": 12, "total": 12}
     assert state["result"]["judge"] == "judge-model@paper-v1" and state["result"]["new_calls"] == 48
-    revisions = httpx.get(f"{server.url}/v1/judging/revisions", timeout=30).json()
+    revisions = httpx.get(f"{server.url}/v1/llm-judge/revisions", timeout=30).json()
     assert [(r["name"], r["invalid"]) for r in revisions] == [("judge-model@paper-v1", 12)]
-    assert [p["name"] for p in httpx.get(f"{server.url}/v1/judging/prompts", timeout=30).json()] == [
+    assert [p["name"] for p in httpx.get(f"{server.url}/v1/llm-judge/prompts", timeout=30).json()] == [
         "paper-v1", "reviewers-v1"]
-    assert httpx.get(f"{server.url}/v1/judging/audit", params={"judge": ["judge-model@paper-v1", "x"]},
+    assert httpx.get(f"{server.url}/v1/llm-judge/audit", params={"judge": ["judge-model@paper-v1", "x"]},
                      timeout=30).status_code == 404
-    assert httpx.get(f"{server.url}/v1/runs/nope/judge", timeout=30).status_code == 404
+    assert httpx.get(f"{server.url}/v1/runs/nope/llm-judge", timeout=30).status_code == 404
 
 
 def test_a_run_label_two_systems_share_is_taken_by_judge_run_export_and_audit(tmp_path, scored, chat, server_factory):

@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from indexing.db import session_scope
 from indexing.models import Idea, JudgeAnswer, JudgeRevision, JudgeScore, Run, utcnow
-from service.judging import prompts
+from service.llm_judge import prompts
 from tests import factories as fx
 from tests.helpers import Server
 

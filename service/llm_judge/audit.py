@@ -17,9 +17,9 @@ from sqlalchemy.orm import Session
 
 from indexing.errors import DomainError
 from indexing.models import Idea, JudgeAnswer, JudgeScore, Run
-from service.judging import prompts
-from service.judging.cache import revisions, text_hash
-from service.judging.prompts import DIMENSIONS
+from service.llm_judge import prompts
+from service.llm_judge.cache import revisions, text_hash
+from service.llm_judge.prompts import DIMENSIONS
 from service.metrics.novelty import flip_count, paired_bootstrap
 
 

@@ -1,7 +1,10 @@
 """The LLM judge: rating a stored run as a background job (admin: it spends model calls and writes judge scores),
-its prompt versions, its revisions with their invalid counts, and the audit of two judges."""
+its prompt versions, its revisions with their invalid counts, and the audit of two judges. Each route is served at
+its old name too (/v1/judging/*, /v1/runs/{run}/judge), deprecated, for one release."""
 
-from typing import Annotated, Literal
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
@@ -12,15 +15,28 @@ from indexing.models import JudgeAnswer
 from service.answers import JobOut
 from service.deps import AdminDep, JobsDep, SessionDep, SettingsDep
 from service.errors import ADMIN, BODY, errors
-from service.judging import audit as audits
-from service.judging import pointwise, prompts
-from service.judging.answers import AuditOut, PromptOut, RevisionOut
-from service.judging.backends import JudgeProcess, check_backend, make_judge
-from service.judging.cache import revisions
+from service.llm_judge import audit as audits
+from service.llm_judge import pointwise, prompts
+from service.llm_judge.answers import AuditOut, PromptOut, RevisionOut
+from service.llm_judge.backends import JudgeProcess, check_backend, make_judge
+from service.llm_judge.cache import revisions
 from service.runs import run_id_of, run_ids_of
 from service.schemas import json_answer
 
-router = APIRouter(tags=["judging"])
+router = APIRouter(tags=["llm judge"])
+
+
+def route(method: str, path: str, old: str, **options: Any) -> Callable[[Callable], Callable]:
+    """Serve a handler at path and, deprecated (the old name, kept for one release), at old: the same handler,
+    answer model and errors."""
+    def register(handler: Callable) -> Callable:
+        add = getattr(router, method)
+        add(path, **options)(handler)
+        doc = inspect.cleandoc(handler.__doc__ or "")
+        add(old, deprecated=True, **options,
+            description=f"Old name of {method.upper()} {path}, kept for one release.\n\n{doc}")(handler)
+        return handler
+    return register
 
 
 class JudgeRequest(BaseModel):
@@ -28,7 +44,7 @@ class JudgeRequest(BaseModel):
     backend: Literal["local", "openai"] = Field("local", description="local: the packaged model.")
     # the known versions, so that the schema says what is accepted (an unknown name is a schema error)
     prompt: Literal[tuple(prompts.PROMPTS)] = Field(  # type: ignore[valid-type]
-        prompts.DEFAULT, description="A prompt version (GET /v1/judging/prompts).")
+        prompts.DEFAULT, description="A prompt version (GET /v1/llm-judge/prompts).")
     samples: int = Field(1, ge=1, le=20, description="1: the expected rating; N: the mean of N sampled answers.")
 
 
@@ -36,11 +52,11 @@ def _kind(run_id: int) -> str:
     return f"judge-run-{run_id}"
 
 
-@router.post("/v1/runs/{run}/judge", dependencies=[AdminDep], status_code=202, **json_answer(JobOut),
-             responses=errors(*ADMIN, *BODY, 404, 409, 422))
+@route("post", "/v1/runs/{run}/llm-judge", "/v1/runs/{run}/judge", dependencies=[AdminDep], status_code=202,
+       **json_answer(JobOut), responses=errors(*ADMIN, *BODY, 404, 409, 422))
 def start(run: str, settings: SettingsDep, jobs: JobsDep, req: JudgeRequest | None = None,
           system: str | None = None) -> dict:
-    """Start judging a stored run in the background; poll GET /v1/runs/{run}/judge. 409 while one runs."""
+    """Start judging a stored run in the background; poll GET /v1/runs/{run}/llm-judge. 409 while one runs."""
     req = req or JudgeRequest()
     run_id = run_id_of(settings.db_path, run, system)
     check_backend(req.backend, settings)
@@ -64,20 +80,22 @@ def start(run: str, settings: SettingsDep, jobs: JobsDep, req: JudgeRequest | No
     return jobs.submit_alone(_kind(run_id), work, f"run {run_id} is being judged")
 
 
-@router.get("/v1/runs/{run}/judge", **json_answer(JobOut), responses=errors(404, 422, 503))
+@route("get", "/v1/runs/{run}/llm-judge", "/v1/runs/{run}/judge", **json_answer(JobOut),
+       responses=errors(404, 422, 503))
 def state(run: str, settings: SettingsDep, jobs: JobsDep, system: str | None = None) -> dict:
     """The latest judge job of the run: status, progress (ideas done of total), result or error."""
     run_id = run_id_of(settings.db_path, run, system)
     return jobs.find_latest(_kind(run_id), f"run {run_id} has no judge job on this server")
 
 
-@router.get("/v1/judging/prompts", **json_answer(list[PromptOut]))
+@route("get", "/v1/llm-judge/prompts", "/v1/judging/prompts", **json_answer(list[PromptOut]))
 def prompt_versions() -> list[dict]:
     """The judge's prompt versions, by name (the default marked)."""
     return [p.as_dict() for p in prompts.PROMPTS.values()]
 
 
-@router.get("/v1/judging/revisions", **json_answer(list[RevisionOut]), responses=errors(503))
+@route("get", "/v1/llm-judge/revisions", "/v1/judging/revisions", **json_answer(list[RevisionOut]),
+       responses=errors(503))
 def judge_revisions(session: SessionDep) -> list[dict]:
     """Every judge made here: its stored name, what it stands for, and its answers' counts by source (invalid
     included)."""
@@ -89,7 +107,7 @@ def judge_revisions(session: SessionDep) -> list[dict]:
     return out
 
 
-@router.get("/v1/judging/audit", **json_answer(AuditOut), responses=errors(404, 422, 503))
+@route("get", "/v1/llm-judge/audit", "/v1/judging/audit", **json_answer(AuditOut), responses=errors(404, 422, 503))
 def judge_audit(session: SessionDep, settings: SettingsDep,
                 judge: Annotated[list[Annotated[str, Field(min_length=1, max_length=255, pattern=r"\S")]],
                                  Query(min_length=2, max_length=2, description="two different judges: a, b",

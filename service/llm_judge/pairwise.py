@@ -14,10 +14,10 @@ from sqlalchemy import select
 from indexing.db import session_scope
 from indexing.llm import ModelUnavailable
 from indexing.models import Idea, Run
-from service.judging import prompts
-from service.judging.backends import Judge
-from service.judging.cache import AnswerCache, register, text_hash
-from service.judging.prompts import PromptVersion
+from service.llm_judge import prompts
+from service.llm_judge.backends import Judge
+from service.llm_judge.cache import AnswerCache, register, text_hash
+from service.llm_judge.prompts import PromptVersion
 from service.metrics.novelty import TIE, flip_count
 
 QUESTION = "novelty"

@@ -12,10 +12,10 @@ from sqlalchemy import select
 from indexing.db import session_scope
 from indexing.models import Idea, JudgeAnswer, JudgeScore, Run
 from indexing.settings import Settings
-from service.judges import import_judge_scores
-from service.judging import pointwise, prompts
-from service.judging.backends import OpenAIJudge
-from service.judging.prompts import DIMENSIONS
+from service.judge_scores import import_judge_scores
+from service.llm_judge import pointwise, prompts
+from service.llm_judge.backends import OpenAIJudge
+from service.llm_judge.prompts import DIMENSIONS
 from tests.helpers import FIXTURES
 from tests.replay_server import Replay
 
@@ -77,7 +77,7 @@ def rate(judge: OpenAIJudge, idea: str = "Problem: p.\nMethod: m.") -> list:
 @pytest.mark.parametrize("name,value", [("rating_logprobs_7.json", E7), ("rating_logprobs_split_10.json", E10),
                                         ("rating_logprobs_bold_6.json", E6)])
 def test_logprobs_give_the_expected_rating(replay, tmp_path, name, value):
-    from service.judging.cache import value_of
+    from service.llm_judge.cache import value_of
 
     r = replay(chat=lambda body: reply(name))
     readings = rate(judge_for(r, tmp_path))

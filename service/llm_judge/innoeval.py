@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from indexing.llm import ModelUnavailable
-from service.judging import prompts
-from service.judging.backends import Judge
-from service.judging.cache import AnswerCache, register, text_hash
-from service.judging.prompts import DECISIONS, PromptVersion
+from service.llm_judge import prompts
+from service.llm_judge.backends import Judge
+from service.llm_judge.cache import AnswerCache, register, text_hash
+from service.llm_judge.prompts import DECISIONS, PromptVersion
 from service.metrics.innoeval import pair_key, score_pairs, score_points
 from service.metrics.novelty import flip_count
 from service.metrics.parsing import MetricsInputError, check_records, get_id

@@ -1,4 +1,6 @@
-"""Import LLM-judge scores per idea: validate a whole file first, then upsert it in one transaction."""
+"""Judge scores from outside HindSight (a file of another tool's ratings per idea, or a generator's own): import
+them (validate a whole file first, then upsert it in one transaction) and list the judges. The LLM judge that runs
+here is service.llm_judge."""
 
 import csv
 import io

@@ -1,4 +1,4 @@
-"""The LLM judge's JSON answers (/v1/judging/*), field for field as prompts, cache and audit build them."""
+"""The LLM judge's JSON answers (/v1/llm-judge/*), field for field as prompts, cache and audit build them."""
 
 from typing import Any
 
@@ -75,7 +75,7 @@ class JudgeNames(Answer):
 
 
 class AuditOut(Answer):
-    """GET /v1/judging/audit: judge b against judge a, per dimension, overall and per run."""
+    """GET /v1/llm-judge/audit: judge b against judge a, per dimension, overall and per run."""
 
     judges: JudgeNames
     pairwise: dict[str, dict[str, Any] | None] = Field(description="Per side, its order-swap flips (null: no "
