@@ -171,4 +171,4 @@ def test_the_readme_says_what_prior_art_is_and_how_to_turn_it_off():
     assert Settings.model_fields["prior_art"].default is True, "the README says prior art is on by default"
     for switch in ("--no-prior-art", "HINDSIGHT_PRIOR_ART=false", '"prior_art": false'):
         assert switch in readme, switch
-    assert "--prior-art/--no-prior-art" in (ROOT / "service" / "cli" / "scoring.py").read_text()
+    assert "--prior-art/--no-prior-art" in (ROOT / "service" / "cli" / "score.py").read_text()

@@ -241,7 +241,7 @@ def test_onnx_int8_loads_its_saved_optimised_graph_with_the_same_vectors(ir_dir,
 def test_the_score_commands_module_loads_no_model_nor_analysis_library(tmp_path):
     """`hindsight score` imports its index's libraries (FAISS, bm25s and the scipy.sparse it needs) and the database
     layer; the model's runtime loads with the model, and pandas, scikit-learn and scipy.stats with the analyses."""
-    found = loaded_after("import sys\nimport service.cli.scoring\n"
+    found = loaded_after("import sys\nimport service.cli.score\n"
                          "print(sorted(m for m in ('scipy.stats', 'matplotlib') if m in sys.modules))", tmp_path)
     assert found["code"] == 0 and found["stdout"].strip() == "[]"
     assert set(found["heavy"]) <= {"bm25s", "faiss", "scipy"}

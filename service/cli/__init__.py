@@ -12,7 +12,7 @@ class Commands(LazyGroup):
     table = {
         "ingest": Lazy("service.cli.papers:ingest",
                        "Validate and upsert paper files into the store, one transaction per file."),
-        "score": Lazy("service.cli.scoring:score",
+        "score": Lazy("service.cli.score:score",
                       "Score ideas as a generator wrote them (HindSight JSONL, AI-Researcher plans, AI-Scientist "
                       "ideas.json) against the current index and store them under the run; AI-Scientist's own "
                       "ratings become judge `ai-scientist-self`."),
