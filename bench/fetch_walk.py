@@ -61,7 +61,7 @@ def main() -> None:
                 ingest_bytes(page, f"page-{i}.json", db_path=base.db_path, fmt="openalex")
             ingest_times.append(time.perf_counter() - started)
 
-            fetch = Settings(home=Path(tmp) / "fetch", openalex_pace=0)
+            fetch = Settings(home=Path(tmp) / "fetch", fetch={"openalex_pace": 0})
             migrate(fetch.db_path)
             server = Replay(openalex=pages)
             try:

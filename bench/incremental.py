@@ -43,7 +43,7 @@ def main() -> None:
         migrate(settings.db_path)
         window = {"cutoff": date(2000, 1, 1), "until": date(2100, 12, 31)}  # every paper of the corpus
         started = time.perf_counter()
-        embedder = load_embedder(settings.model, settings)
+        embedder = load_embedder(settings.index.model, settings)
         load_s = time.perf_counter() - started
         print(f"model {embedder.key} ({embedder.revision}) loaded in {load_s:.1f}s", flush=True)
 

@@ -68,7 +68,7 @@ def main() -> None:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(os.environ.get("HINDSIGHT_HOME") or Path(tmp) / "home")
-        settings = Settings(home=home, **({} if args.threads is None else {"verifier_threads": args.threads}))
+        settings = Settings(home=home, **({} if args.threads is None else {"llm": {"verifier_threads": args.threads}}))
         loaded, embedder = corpus.coling_index(settings, CUTOFF)
         read = read_path(PLANS, "ai-researcher")
         read = dataclasses.replace(read, ideas=read.ideas[:args.ideas])
@@ -102,7 +102,7 @@ def main() -> None:
         second = judge_runs(settings.db_path, scored.run_id, judge=judge, versions=versions)
         second_s = time.perf_counter() - started
 
-        cut = settings.judge_cut
+        cut = settings.llm.judge_cut
         names = [r.judge for r in first]
         with session_scope(settings.db_path) as session:
             exported = {name: export_rows(session, run_id=scored.run_id, judge=name)[0] for name in names}
@@ -121,7 +121,7 @@ def main() -> None:
 
     report: dict = {
         "ideas": len(read.ideas), "prompts": [v.name for v in versions], "judges": names,
-        "threads": settings.verifier_threads,
+        "threads": settings.llm.verifier_threads,
         "revisions": [r.revision for r in first],
         "embedding_only_scoring_s": round(score_s, 1), "judge_load_s": round(load_s, 1),
         "judge_s": round(judge_s, 1), "judge_minutes": round(judge_s / 60, 2),

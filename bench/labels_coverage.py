@@ -102,7 +102,8 @@ def main() -> None:
     migrate(settings.db_path)
     if args.from_kinds:
         with session_scope(settings.db_path) as s:
-            rows = truth_from_kinds(s, [r.id for r in runs_of(s, args.run)], args.from_kinds, settings.labels_top_k)
+            rows = truth_from_kinds(s, [r.id for r in runs_of(s, args.run)], args.from_kinds,
+                                    settings.labels.labels_top_k)
         args.truth[0].write_text("".join(json.dumps(r) + "\n" for r in rows))
         print(f"wrote {len(rows)} truth rows to {args.truth[0]}")
         return
@@ -132,10 +133,10 @@ def main() -> None:
             s.commit()
             draw(s, run=args.run, n=args.n, seed=rep)
             answer = labelled_summary(s, selection=Selection(runs=tuple(run_ids)), annotator=args.annotator,
-                                      predictor=args.predictor, shown=settings.labels_top_k,
+                                      predictor=args.predictor, shown=settings.labels.labels_top_k,
                                       indexes_dir=settings.indexes_dir)
             draws.append(answer)
-        independent = independent_agreement(s, run_ids, truth, settings.labels_top_k)
+        independent = independent_agreement(s, run_ids, truth, settings.labels.labels_top_k)
         s.query(Draw).filter(Draw.run_id.in_(run_ids)).delete(synchronize_session=False)
         s.commit()
     systems = sorted(true_rates)

@@ -120,7 +120,7 @@ def main() -> None:
         print(f"index {built.version}: {built.manifest['counts']['indexed']} papers built in "
               f"{time.perf_counter() - t0:.1f}s", flush=True)
 
-        apply_scoring_threads(settings.scoring_threads)  # in-process scoring runs as the server does
+        apply_scoring_threads(settings.service.scoring_threads)  # in-process scoring runs as the server does
         holder = IndexHolder(settings)
         loaded = holder.current()
         embedder = holder.embedder_for(loaded)
@@ -245,7 +245,7 @@ def prior_art_comparison(args: argparse.Namespace) -> None:
         migrate(settings.db_path)
         ingest_path(corpus.write_papers(Path(tmp) / "papers.jsonl", papers), db_path=settings.db_path)
         built = build_index(settings, cutoff=date(2020, 1, 1), until=date(2100, 12, 31))
-        apply_scoring_threads(settings.scoring_threads)
+        apply_scoring_threads(settings.service.scoring_threads)
         holder = IndexHolder(settings)
         loaded = holder.current()
         embedder = holder.embedder_for(loaded)
@@ -263,7 +263,7 @@ def prior_art_comparison(args: argparse.Namespace) -> None:
             for on in (True, False):
                 scored([{"id": "w", **pool[0]}], "warm", matcher, on)
         window = loaded.resolve_window(PRIOR_ART_CUTOFF)
-        lookback = lookback_window(loaded, PRIOR_ART_CUTOFF, settings.prior_art_lookback_days)
+        lookback = lookback_window(loaded, PRIOR_ART_CUTOFF, settings.matcher.prior_art_lookback_days)
         print(f"\nprior art on/off, in process: index {built.version} of {len(papers)} papers, cutoff "
               f"{PRIOR_ART_CUTOFF}: {window.papers} papers after, {lookback.papers} in the 730-day look-back window; "
               f"{args.prior_art_requests} requests per mode, alternating (load average {os.getloadavg()[0]:.1f})")

@@ -148,7 +148,7 @@ def main() -> None:
         runtime |= {"type_k": 8, "type_v": 8}  # GGML_TYPE_Q8_0
     load = os.getloadavg()
     t = time.perf_counter()
-    v = LocalVerifier(path, sha256=sha, threads=args.threads, ctx=Settings().verifier_ctx, **runtime)
+    v = LocalVerifier(path, sha256=sha, threads=args.threads, ctx=Settings().llm.verifier_ctx, **runtime)
     result: dict = {"model": path.name, "load_s": time.perf_counter() - t, "rss_mb_after_load": rss_mb()[0],
                     "threads": args.threads or len(os.sched_getaffinity(0)), **runtime, "type_k": args.type_k,
                     "loadavg_before": load}

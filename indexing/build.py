@@ -94,16 +94,16 @@ def build_index(settings: Settings, *, model: str | None = None, cutoff: date | 
     """Build, verify and publish a new index version; on any failure the previous version stays current.
 
     factory: a FAISS index factory string instead of the size-based choice (flat while small, else IVF).
-    backend: faiss or qdrant (default: settings.vector_backend); qdrant_url: a server instead of the setting's
+    backend: faiss or qdrant (default: settings.index.vector_backend); qdrant_url: a server instead of the setting's
     (unset both: local mode in HINDSIGHT_HOME/qdrant); wait: seconds to wait for another build to end before
     refusing."""
     started = time.perf_counter()
-    cutoff, until = cutoff or settings.cutoff, until or settings.until
+    cutoff, until = cutoff or settings.index.cutoff, until or settings.index.until
     if until < cutoff:
         raise BuildFailed(f"--until {until} is before --cutoff {cutoff}")
     if matcher is not None and matcher not in MATCHERS:
         raise BuildFailed(f"unknown matcher {matcher!r}; use {' or '.join(MATCHERS)}")
-    backend = backend or settings.vector_backend
+    backend = backend or settings.index.vector_backend
     try:
         check_backend(backend, factory)
     except ValueError as exc:
@@ -145,7 +145,7 @@ def _start(settings: Settings, embedder: Embedder | None, model: str | None,
     or damaged database) is a BuildFailed that says what happened."""
     try:
         _clear_interrupted(settings.indexes_dir, settings.db_path)
-        embedder = embedder or load_embedder(model or settings.model, settings, theta=theta)
+        embedder = embedder or load_embedder(model or settings.index.model, settings, theta=theta)
         with session_scope(settings.db_path) as session:
             build = IndexBuild(status="running", model=embedder.key)
             session.add(build)
@@ -206,8 +206,9 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
     elif engine != "local":
         raise BuildFailed(f"unknown engine {engine!r}; use local or ray")
     embedding = time.perf_counter()
-    vectors, embedded = embed_with_cache(embedder, texts, db_path=settings.db_path, batch_size=settings.batch_size,
-                                         progress=progress, workers=settings.embed_workers)
+    vectors, embedded = embed_with_cache(embedder, texts, db_path=settings.db_path,
+                                         batch_size=settings.index.batch_size, progress=progress,
+                                         workers=settings.index.embed_workers)
     embedding = time.perf_counter() - embedding
     if progress:
         progress("index", 0, len(papers))
@@ -244,10 +245,10 @@ def _build(settings: Settings, embedder: Embedder, cutoff: date, until: date, bu
         "lexical": describe_lexical(lexical),
         "matcher": matcher_block,
         "impact": {
-            "formula": f"{settings.citation_weight} * c_hat + {settings.venue_weight} * top_venue",
-            "citation_weight": settings.citation_weight, "venue_weight": settings.venue_weight,
-            "citation_transform": settings.citation_transform, "missing_citations": "counted as 0 and flagged",
-            "top_venues": list(settings.top_venues), "citation_snapshot": _snapshot_range(papers),
+            "formula": f"{settings.index.citation_weight} * c_hat + {settings.index.venue_weight} * top_venue",
+            "citation_weight": settings.index.citation_weight, "venue_weight": settings.index.venue_weight,
+            "citation_transform": settings.index.citation_transform, "missing_citations": "counted as 0 and flagged",
+            "top_venues": list(settings.index.top_venues), "citation_snapshot": _snapshot_range(papers),
             **built.stats,  # citation_normalisation, citation_min/max (and per-cohort ones), papers
         },
         "vector_ids": DATE_ORDER,
@@ -287,16 +288,16 @@ def _select(settings: Settings, cutoff: date, until: date) -> _Selection:
 
 def _snapshot(settings: Settings, papers: list, cutoff: date, until: date) -> tuple[list[dict], WindowImpact]:
     """papers.json entries (key = position) with the built window's c_hat and impact."""
-    top_keys = top_venue_keys(settings.top_venues)
+    top_keys = top_venue_keys(settings.index.top_venues)
     snapshot = [{
         "key": position, "pk": p.pk, "paper_id": p.paper_id, "title": p.title, "venue": p.venue, "year": p.year,
         "publication_date": p.publication_date.isoformat(), "citations": p.citation_count,
         "citations_missing": p.citation_count is None, "top_venue": is_top_venue(p.venue, top_keys),
     } for position, p in enumerate(papers)]
     # the same code computes c_hat for any window of this version at request time
-    table = PaperTable.of(snapshot, transform=settings.citation_transform,
-                          normalisation=settings.citation_normalisation, citation_weight=settings.citation_weight,
-                          venue_weight=settings.venue_weight)
+    table = PaperTable.of(snapshot, transform=settings.index.citation_transform,
+                          normalisation=settings.index.citation_normalisation,
+                          citation_weight=settings.index.citation_weight, venue_weight=settings.index.venue_weight)
     built = table.impacts(Window(cutoff, until, 0, len(snapshot)))
     for row, c, h in zip(snapshot, built.c_hat.tolist(), built.impact.tolist()):
         row["c_hat"], row["impact"] = c, h

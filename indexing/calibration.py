@@ -253,10 +253,10 @@ def calibrate_dense(ideas: Sequence, *, embedder, settings, top_k: int, target_p
     texts = [r.abstract.strip() if paper_text == "abstract" else join(embedder, r.title, r.abstract) for r in rows]
     k = min(top_k, len(rows))
     paper_vecs, embedded = embed_with_cache(embedder, texts, db_path=settings.db_path,
-                                            batch_size=settings.batch_size, progress=progress)
+                                            batch_size=settings.index.batch_size, progress=progress)
     if progress:
         progress("ideas", 0, len(usable))
-    idea_vecs = embedder.encode([i.facets(embedder).whole for i in usable], batch_size=settings.batch_size,
+    idea_vecs = embedder.encode([i.facets(embedder).whole for i in usable], batch_size=settings.index.batch_size,
                                 progress=(lambda n: progress("ideas", n, len(usable))) if progress else None)
     index = FaissIndex.create(embedder.dim, factory="IDMap2,Flat")
     index.add(paper_vecs, np.arange(len(rows), dtype=np.int64))

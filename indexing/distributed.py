@@ -116,7 +116,8 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> boo
 
 
 def _worker_settings(settings: Settings, device: str) -> dict:
-    return {"device": device, "specter2_base": settings.specter2_base, "specter2_adapter": settings.specter2_adapter}
+    return {"index": {"device": device, "specter2_base": settings.index.specter2_base,
+                      "specter2_adapter": settings.index.specter2_adapter}}
 
 
 def embed_dataset(dataset, embedder: Embedder, *, settings: Settings, shards_dir: Path, actors: int | None = None,
@@ -129,10 +130,10 @@ def embed_dataset(dataset, embedder: Embedder, *, settings: Settings, shards_dir
     # one GPU per actor when the cluster has them; else one CPU each
     size = actors or (gpus if gpus else max(1, int(resources.get("CPU", 1))))
     out = dataset.map_batches(
-        encoder, batch_format="pyarrow", batch_size=settings.batch_size, concurrency=size,
+        encoder, batch_format="pyarrow", batch_size=settings.index.batch_size, concurrency=size,
         num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1,
         fn_constructor_kwargs={"model": embedder.key, "settings": _worker_settings(
-            settings, "cuda" if gpus else settings.device), "batch_size": settings.batch_size,
+            settings, "cuda" if gpus else settings.index.device), "batch_size": settings.index.batch_size,
             "backend": getattr(embedder, "backend", None)},
     )
     shards_dir.mkdir(parents=True, exist_ok=True)
@@ -171,7 +172,7 @@ def embed_on_ray(embedder: Embedder, texts: list[str], *, settings: Settings, ad
         started = start_ray(address)
         try:
             run_dir = root / f"run-{uuid.uuid4().hex[:12]}"
-            dataset = ray.data.from_arrow(_blocks(missing, [by_hash[h] for h in missing], settings.batch_size))
+            dataset = ray.data.from_arrow(_blocks(missing, [by_hash[h] for h in missing], settings.index.batch_size))
             shards = embed_dataset(dataset, embedder, settings=settings, shards_dir=run_dir, actors=actors,
                                    encoder=encoder)
         finally:

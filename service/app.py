@@ -28,7 +28,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         migrate(settings.db_path)
-        apply_scoring_threads(settings.scoring_threads)
+        apply_scoring_threads(settings.service.scoring_threads)
         app.state.holder.refresh()
         yield
         app.state.jobs.shutdown()
@@ -38,8 +38,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Starlette's body limit: a declared Content-Length over it is refused at the first read (a "1 GB" header with a
     # few bytes behind it never holds a worker), a chunked body that grows past it is cut off. Its answer is a
     # plain "Content Too Large"; NameBodyLimit, outside it, makes that the ErrorOut 413 naming the setting.
-    app.add_middleware(RequestBodyLimitMiddleware, max_body_size=settings.max_upload_bytes + MULTIPART_SLACK)
-    app.add_middleware(errors.NameBodyLimit, limit=settings.max_upload_bytes)
+    app.add_middleware(RequestBodyLimitMiddleware, max_body_size=settings.service.max_upload_bytes + MULTIPART_SLACK)
+    app.add_middleware(errors.NameBodyLimit, limit=settings.service.max_upload_bytes)
     errors.install(app)
     app.state.settings = settings
     app.state.holder = IndexHolder(settings)

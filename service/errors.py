@@ -109,7 +109,7 @@ async def http_error(request: Request, error: Exception) -> Response:
     detail = exc.detail
     headers = dict(exc.headers or {})
     if exc.status_code == 413 and detail == "Content Too Large":  # a chunked body cut off by the body limit
-        detail = body_limit_message(request.app.state.settings.max_upload_bytes, None)
+        detail = body_limit_message(request.app.state.settings.service.max_upload_bytes, None)
         headers["Connection"] = "close"
     if exc.status_code == 405:
         headers["Allow"] = ", ".join(allowed_methods(request))

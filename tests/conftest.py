@@ -29,7 +29,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    s = Settings(home=tmp_path / "home", admin_token="test-token")
+    s = Settings(home=tmp_path / "home", service={"admin_token": "test-token"})
     migrate(s.db_path)
     return s
 

@@ -29,6 +29,12 @@ def _test_backend() -> str:
 TEST_ENV = {"HINDSIGHT_MINILM_BACKEND": os.environ.get("HINDSIGHT_MINILM_BACKEND") or _test_backend()}
 
 
+def changed(settings, **parts: dict):
+    """A copy of settings with some fields of some components changed: changed(s, index={"minilm_backend": "torch"})."""
+    return settings.model_copy(update={name: getattr(settings, name).model_copy(update=fields)
+                                       for name, fields in parts.items()})
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

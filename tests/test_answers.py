@@ -37,7 +37,7 @@ def ideas(name: str) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory, minilm):
-    settings = Settings(home=tmp_path_factory.mktemp("answers") / "home", admin_token="test-token")
+    settings = Settings(home=tmp_path_factory.mktemp("answers") / "home", service={"admin_token": "test-token"})
     migrate(settings.db_path)
     ingest_path(ROOT / "data" / "papers.jsonl", db_path=settings.db_path)
     build_index(settings, embedder=minilm)

@@ -15,7 +15,7 @@ from indexing.embedders import check, cpu, load_embedder, minilm, openvino_backe
 from indexing.embedders.minilm import MiniLMEmbedder
 from indexing.ingest import ingest_bytes
 from service.state import IndexHolder, NoIndex
-from tests.helpers import ROOT, TEST_ENV, run_cli
+from tests.helpers import ROOT, TEST_ENV, changed, run_cli
 
 BAD = 40  # the input length the injected fault corrupts
 
@@ -35,13 +35,13 @@ def failed_dir(tmp_path_factory):
 @pytest.fixture
 def checks(passed_dir, settings, monkeypatch):
     monkeypatch.setattr(check, "PROBES_PER_LENGTH", 1)  # a third of the probe's time; part of the verdict's key
-    return settings.model_copy(update={"backend_check_dir": passed_dir})
+    return changed(settings, index={"backend_check_dir": passed_dir})
 
 
 @pytest.fixture
 def faulty(failed_dir, settings, monkeypatch):
     monkeypatch.setattr(check, "PROBES_PER_LENGTH", 1)
-    return settings.model_copy(update={"backend_check_dir": failed_dir})
+    return changed(settings, index={"backend_check_dir": failed_dir})
 
 
 @pytest.fixture
@@ -83,13 +83,13 @@ def test_the_test_homes_backend_passes_the_check_here(settings):
 
 def test_auto_falls_back_past_a_failing_length_and_names_it(faulty, faulty_bf16, caplog):
     with caplog.at_level(logging.INFO, logger="hindsight.backend_check"):
-        embedder = load_embedder("minilm", faulty.model_copy(update={"minilm_backend": "auto"}))
+        embedder = load_embedder("minilm", changed(faulty, index={"minilm_backend": "auto"}))
     assert embedder.backend == "torch"  # the next in auto's order: fp32, the reference
     warning = next(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
     assert "torch-bf16" in warning and f"input length {BAD}:" in warning and "auto falls back" in warning
     (skipped,) = embedder.backend_check["skipped"]
     assert skipped["backend"] == "torch-bf16" and skipped["length"] == BAD and skipped["drift"] > 0.015
-    (path,) = faulty.backend_check_dir.glob("minilm-torch-bf16-*.json")
+    (path,) = faulty.index.backend_check_dir.glob("minilm-torch-bf16-*.json")
     verdict = json.loads(path.read_text())
     assert verdict["verdict"] == "fail" and [f["length"] for f in verdict["failed"]] == [BAD]
     assert verdict["lengths"] == solo.lengths(256) and verdict["per_length"]["32"] < 0.015
@@ -97,14 +97,14 @@ def test_auto_falls_back_past_a_failing_length_and_names_it(faulty, faulty_bf16,
 
 
 def test_an_explicit_backend_refuses_unless_overridden(faulty, faulty_bf16, caplog):
-    named = faulty.model_copy(update={"minilm_backend": "torch-bf16"})
+    named = changed(faulty, index={"minilm_backend": "torch-bf16"})
     with pytest.raises(check.BackendCheckFailed) as refused:
         load_embedder("minilm", named)
     message = str(refused.value)
     assert f"minilm backend torch-bf16 fails this machine's backend check at input length {BAD}: drift" in message
     assert "HINDSIGHT_ALLOW_FAILED_BACKEND" in message and "hindsight index build" in message
     with caplog.at_level(logging.WARNING, logger="hindsight.backend_check"):
-        used = load_embedder("minilm", named.model_copy(update={"allow_failed_backend": True}))
+        used = load_embedder("minilm", changed(named, index={"allow_failed_backend": True}))
     assert used.backend == "torch-bf16" and used.backend_check["overridden"] is True
     assert any("used anyway" in r.getMessage() for r in caplog.records)
 
@@ -112,7 +112,7 @@ def test_an_explicit_backend_refuses_unless_overridden(faulty, faulty_bf16, capl
 def test_a_backend_known_to_fail_here_is_not_loaded_again(faulty, faulty_bf16, monkeypatch):
     """Its cached verdict is read by the revision before the backend is built: auto skips it and an explicit choice
     refuses it without loading its model at every start (a failing openvino-int8 compiled a copy per core first)."""
-    auto = faulty.model_copy(update={"minilm_backend": "auto"})
+    auto = changed(faulty, index={"minilm_backend": "auto"})
     load_embedder("minilm", auto)  # probed here, or by an earlier test of this module
     built: list[str] = []
     real = minilm.MiniLMEmbedder
@@ -125,14 +125,14 @@ def test_a_backend_known_to_fail_here_is_not_loaded_again(faulty, faulty_bf16, m
     again = load_embedder("minilm", auto)
     assert again.backend == "torch" and again.backend_check["skipped"][0]["backend"] == "torch-bf16"
     with pytest.raises(check.BackendCheckFailed, match=f"input length {BAD}"):
-        load_embedder("minilm", faulty.model_copy(update={"minilm_backend": "torch-bf16"}))
+        load_embedder("minilm", changed(faulty, index={"minilm_backend": "torch-bf16"}))
     assert built == ["torch"]
     assert minilm.revision("torch-bf16") == faulty_bf16.revision  # what the verdict is read by
     assert minilm.revision("torch") == again.revision
 
 
 def test_a_second_start_probes_nothing(checks, monkeypatch, caplog):
-    named = checks.model_copy(update={"minilm_backend": "torch-bf16"})
+    named = changed(checks, index={"minilm_backend": "torch-bf16"})
     first = load_embedder("minilm", named).backend_check  # probed here, or by an earlier test of this module
     assert first["verdict"] == "pass" and first["lengths_checked"] == 32 and first["worst"]["drift"] < 0.015
 
@@ -154,12 +154,12 @@ def test_an_index_whose_backend_fails_here_is_not_used_to_score(checks, faulty, 
     folder) where it fails at one length: refused, naming the backend, the length and the rebuild command."""
     lines = (ROOT / "data/papers.jsonl").read_text().splitlines()
     ingest_bytes("\n".join(lines[:6]).encode(), "a.jsonl", db_path=checks.db_path)
-    built = build_index(checks.model_copy(update={"minilm_backend": "torch-bf16"}))
+    built = build_index(changed(checks, index={"minilm_backend": "torch-bf16"}))
     assert built.manifest["backend_check"]["verdict"] == "pass"
     assert built.manifest["backend_check"]["backend"] == "torch-bf16"
     # the fault after the build: the build probes torch-bf16 itself when no earlier test of the module did
     request.getfixturevalue("faulty_bf16")
-    holder = IndexHolder(faulty.model_copy(update={"minilm_backend": "torch"}))
+    holder = IndexHolder(changed(faulty, index={"minilm_backend": "torch"}))
     with pytest.raises(NoIndex, match=f"torch-bf16 fails this machine's backend check at input length {BAD}.*"
                                       "hindsight index build"):
         holder.embedder_for(holder.current())
@@ -168,10 +168,10 @@ def test_an_index_whose_backend_fails_here_is_not_used_to_score(checks, faulty, 
 
 @pytest.mark.server  # CLI subprocesses
 def test_index_status_shows_the_verdict_and_a_second_start_keeps_it(settings, tmp_path):
-    checks = settings.model_copy(update={"backend_check_dir": tmp_path / "checks"})
+    checks = changed(settings, index={"backend_check_dir": tmp_path / "checks"})
     lines = (ROOT / "data/papers.jsonl").read_text().splitlines()
     ingest_bytes("\n".join(lines[:6]).encode(), "a.jsonl", db_path=checks.db_path)
-    env = {"HINDSIGHT_BACKEND_CHECK_DIR": str(checks.backend_check_dir), "HINDSIGHT_MINILM_BACKEND": "torch-bf16",
+    env = {"HINDSIGHT_BACKEND_CHECK_DIR": str(checks.index.backend_check_dir), "HINDSIGHT_MINILM_BACKEND": "torch-bf16",
            "HINDSIGHT_VERIFIER": "none"}
     proc = run_cli(checks.home, "index", "status", "--json", env=env)
     assert proc.returncode != 0 or json.loads(proc.stdout)["backend_check"] is None  # no index yet
@@ -180,7 +180,7 @@ def test_index_status_shows_the_verdict_and_a_second_start_keeps_it(settings, tm
     first = json.loads(run_cli(checks.home, "index", "status", "--json", env=env).stdout)["backend_check"]
     assert first["backend"] == "torch-bf16" and first["verdict"] == "pass" and first["lengths_checked"] == 32
     assert {"worst", "checked_at", "seconds", "lengths"} <= set(first)
-    (verdict,) = checks.backend_check_dir.glob("minilm-torch-bf16-*.json")
+    (verdict,) = checks.index.backend_check_dir.glob("minilm-torch-bf16-*.json")
     written = verdict.stat().st_mtime_ns
     scored = run_cli(checks.home, "score", str(ROOT / "data/ideas/rag.jsonl"), "--system", "s", "--run", "r",
                      "--json", env=env)
@@ -193,7 +193,7 @@ def test_index_status_shows_the_verdict_and_a_second_start_keeps_it(settings, tm
 @pytest.mark.server  # converts the model to an int8 IR (about 20 s) and probes it
 @pytest.mark.skipif(not openvino_backend.available(), reason="openvino-int8 needs a CPU with int8 dot products")
 def test_openvino_int8_passes_at_every_length_here(settings, tmp_path, ir_dir):
-    checks = settings.model_copy(update={"backend_check_dir": tmp_path / "checks"})
+    checks = changed(settings, index={"backend_check_dir": tmp_path / "checks"})
     ov = MiniLMEmbedder(backend="openvino-int8", export_dir=ir_dir)
     verdict = check.verdict(ov, checks, lambda: MiniLMEmbedder(backend="torch"))
     assert verdict["verdict"] == "pass" and verdict["lengths_checked"] == 32, verdict["per_length"]
@@ -206,7 +206,7 @@ def test_openvino_int8_passes_at_every_length_here(settings, tmp_path, ir_dir):
 def test_the_check_catches_the_bf16_fault_it_was_made_for(settings, tmp_path, ir_dir, monkeypatch):
     """OpenVINO 2026.4.1 compiled in bf16 was wrong at exactly 32 tokens on a Sapphire Rapids class CPU (worst drift
     0.148): the check fails that length and no other."""
-    checks = settings.model_copy(update={"backend_check_dir": tmp_path / "checks"})
+    checks = changed(settings, index={"backend_check_dir": tmp_path / "checks"})
     MiniLMEmbedder(backend="openvino-int8", export_dir=ir_dir)  # converted once for the session
     # a copy of the IR without its compiled-model cache: OpenVINO 2026.4.1 crashed compiling one IR in f32 and then
     # in bf16 in one process with one CACHE_DIR

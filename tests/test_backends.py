@@ -18,7 +18,7 @@ from indexing.embedders.minilm import MiniLMEmbedder
 from indexing.embedders.workers import encoder, plan
 from indexing.ingest import ingest_bytes
 from service.state import IndexHolder
-from tests.helpers import ROOT
+from tests.helpers import ROOT, changed
 
 TEXTS = [f"paper {i} on graph neural networks[SEP]" + "we study message passing and diffusion " * (i % 7 + 1)
          for i in range(24)]
@@ -121,7 +121,7 @@ def test_a_default_minilm_build_is_openvino_int8_with_its_own_shipped_fit(settin
     lines = (ROOT / "data/papers.jsonl").read_text().splitlines()
     ingest_bytes("\n".join(lines[:8]).encode(), "a.jsonl", db_path=settings.db_path)
     (settings.home / "models").symlink_to(ir_dir, target_is_directory=True)  # the IR converted once for the module
-    built = build_index(settings.model_copy(update={"minilm_backend": "auto"}))
+    built = build_index(changed(settings, index={"minilm_backend": "auto"}))
     revision = built.manifest["revision"]
     assert built.manifest["backend"] == "openvino-int8" and revision.endswith(openvino_backend.variant())
     block = built.manifest["matcher"]
@@ -215,9 +215,9 @@ def test_scoring_embeds_with_the_backend_of_the_index(settings, minilm):
     the manifest's backend, so idea vectors match the index's; before, it refused with a revision mismatch."""
     lines = (ROOT / "data/papers.jsonl").read_text().splitlines()
     ingest_bytes("\n".join(lines[:8]).encode(), "a.jsonl", db_path=settings.db_path)
-    built = build_index(settings.model_copy(update={"minilm_backend": "torch-bf16"}))
+    built = build_index(changed(settings, index={"minilm_backend": "torch-bf16"}))
     assert built.manifest["backend"] == "torch-bf16" and built.manifest["revision"].endswith("-bf16-pertext")
-    holder = IndexHolder(settings.model_copy(update={"minilm_backend": "torch"}))
+    holder = IndexHolder(changed(settings, index={"minilm_backend": "torch"}))
     embedder = holder.embedder_for(holder.current())
     assert embedder.backend == "torch-bf16" and embedder.revision == built.manifest["revision"]
 
@@ -231,7 +231,7 @@ def test_old_manifests_without_a_backend_name_it_in_the_revision():
 
 @pytest.mark.server  # starts Python processes
 def test_worker_processes_give_the_in_process_vectors(settings):
-    bf16 = load_embedder("minilm", settings.model_copy(update={"minilm_backend": "torch-bf16"}))
+    bf16 = load_embedder("minilm", changed(settings, index={"minilm_backend": "torch-bf16"}))
     with encoder(bf16, len(TEXTS), workers=2) as encode:
         assert encode is not bf16.encode
         got = encode(TEXTS, batch_size=5)

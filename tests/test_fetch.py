@@ -22,7 +22,7 @@ from indexing.ingest import ingest_path
 from indexing.models import Paper
 from indexing.settings import Settings
 from tests.factories import corpus
-from tests.helpers import ROOT
+from tests.helpers import ROOT, changed
 from tests.replay_server import APIS, Replay, cursor_for, openalex_pages, recorded, s2_pages
 
 pytestmark = pytest.mark.skipif(not APIS.is_dir(), reason="needs ../shared/data/apis")
@@ -31,9 +31,10 @@ pytestmark = pytest.mark.skipif(not APIS.is_dir(), reason="needs ../shared/data/
 @pytest.fixture
 def fast(tmp_path) -> Settings:
     """Short waits: no pace, backoff 10..50 ms, a 0.5 s timeout."""
-    s = Settings(home=tmp_path / "home", admin_token="test-token", openalex_pace=0, s2_pace=0,
-                 fetch_backoff_min=0.01, fetch_backoff_max=0.05, fetch_timeout=0.5, fetch_attempts=8,
-                 fetch_max_wait=5, openalex_api_key="oa-key", s2_api_key="s2-key", contact_email="lab@example.org")
+    s = Settings(home=tmp_path / "home", service={"admin_token": "test-token"}, fetch={
+        "openalex_pace": 0, "s2_pace": 0, "openalex_api_key": "oa-key", "s2_api_key": "s2-key",
+        "contact_email": "lab@example.org",
+        "retry": {"backoff_min": 0.01, "backoff_max": 0.05, "timeout": 0.5, "attempts": 8, "max_wait": 5}})
     migrate(s.db_path)
     return s
 
@@ -56,7 +57,7 @@ def clean_corpus(source: str, per_page: int) -> dict:
     pages = {"openalex": openalex_pages(oa_records(), per_page)} if source == "openalex" else \
         {"s2": s2_pages(s2_records(), per_page)}
     with tempfile.TemporaryDirectory() as tmp:
-        s = Settings(home=Path(tmp) / "clean", openalex_pace=0, s2_pace=0)
+        s = Settings(home=Path(tmp) / "clean", fetch={"openalex_pace": 0, "s2_pace": 0})
         migrate(s.db_path)
         r = Replay(**pages)
         try:
@@ -149,7 +150,7 @@ def test_openalex_faults_end_in_the_complete_corpus(fast, replay, faults):
 def test_persistent_503_stops_clearly_with_nothing_partial_then_resumes(fast, replay):
     expected = clean_corpus("openalex", 4)
     r = replay(openalex=openalex_pages(oa_records(), per_page=4))
-    r.fault("works", 2, *["503"] * fast.fetch_attempts)
+    r.fault("works", 2, *["503"] * fast.fetch.retry.attempts)
     with pytest.raises(FetchError) as err:
         run(fast, openalex.plan(fast, base_url=r.url))
     assert "gave up after 8 attempt(s)" in str(err.value) and "503" in str(err.value)
@@ -285,7 +286,7 @@ def test_s2_bad_key_403_stops(fast, replay):
 
 
 def test_s2_throttled_without_key_gives_up_with_a_hint(fast, replay):
-    keyless = fast.model_copy(update={"s2_api_key": None, "fetch_attempts": 3})
+    keyless = changed(fast, fetch={"s2_api_key": None, "retry": fast.fetch.retry.model_copy(update={"attempts": 3})})
     r = replay(s2=s2_pages(s2_records(), per_page=10))
     r.fault("paper/search/bulk", 0, "429", "429", "429")
     with pytest.raises(FetchError, match="set HINDSIGHT_S2_API_KEY") as err:
@@ -318,7 +319,7 @@ def test_a_base_url_that_cannot_work_is_refused_at_once(fast):
         run(fast, openalex.plan(fast, base_url="ftp://mirror.example/openalex"))
     started = time.monotonic()
     with pytest.raises(FetchError, match="gave up after 2 attempt"):  # nothing listens there: retried, then stops
-        run(fast.model_copy(update={"fetch_attempts": 2}), s2.plan(fast, base_url="http://127.0.0.1:9"))
+        run(changed(fast, fetch={"retry": fast.fetch.retry.model_copy(update={"attempts": 2})}), s2.plan(fast, base_url="http://127.0.0.1:9"))
     assert time.monotonic() - started < 5
 
 

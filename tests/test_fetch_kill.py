@@ -34,7 +34,7 @@ def fetch_cmd(url: str) -> list[str]:
 def test_sigkill_mid_walk_ten_times_then_resume(tmp_path):
     rng = random.Random(int(os.environ.get("HINDSIGHT_KILL_SEED", "20261201")))
     pages = openalex_pages(records(), per_page=1)  # 14 pages and the end page
-    clean = Settings(home=tmp_path / "clean", openalex_pace=0)
+    clean = Settings(home=tmp_path / "clean", fetch={"openalex_pace": 0})
     migrate(clean.db_path)
     server = Replay(openalex=pages)
     try:

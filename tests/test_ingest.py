@@ -66,7 +66,7 @@ def test_paperlists_upload_venue_year_over_http(tmp_path):
     from indexing.db import migrate
     from indexing.settings import Settings
     from service.app import create_app
-    settings = Settings(home=tmp_path, admin_token="secret")
+    settings = Settings(home=tmp_path, service={"admin_token": "secret"})
     migrate(settings.db_path)
     auth, data = {"Authorization": "Bearer secret"}, (FIXTURES / "iclr2024.json").read_bytes()
     with TestClient(create_app(settings)) as client:

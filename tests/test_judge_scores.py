@@ -125,7 +125,7 @@ def test_header_and_missing_fields(db):
 
 @pytest.fixture()
 def client(db, tmp_path):
-    settings = Settings(home=tmp_path, admin_token="secret")
+    settings = Settings(home=tmp_path, service={"admin_token": "secret"})
     from service.app import create_app
     with TestClient(create_app(settings)) as c:
         yield c

@@ -48,7 +48,8 @@ def test_suggested_labels_are_the_models_own_and_cached(settings, replay, tmp_pa
         import_labels(s, _person(planted, made["ideas"]), name="ann.jsonl")
     first, second = made["ideas"][:2]
     chat = replay(chat=responder(planted, wrong=f"{first}-c5", unreadable=f"{second}-c4"))
-    judge = OpenAIJudge.from_settings(Settings(home=settings.home, judge_url=chat.url + "/v1", judge_model="strong"))
+    judge = OpenAIJudge.from_settings(Settings(home=settings.home,
+                                               llm={"judge_url": chat.url + "/v1", "judge_model": "strong"}))
     report = suggest(settings.db_path, draws=[made["draw"]], judge=judge, candidates=5)
     assert report.annotator == "strong@label-v1" and report.rows == 20 and report.new_calls == 20
     assert (report.labelled, report.invalid, report.ideas) == (19, 1, 4)

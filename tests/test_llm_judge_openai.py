@@ -16,7 +16,7 @@ from service.judge_scores import import_judge_scores
 from service.llm_judge import pointwise, prompts
 from service.llm_judge.backends import OpenAIJudge
 from service.llm_judge.prompts import DIMENSIONS
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, changed
 from tests.replay_server import Replay
 
 JUDGE = FIXTURES / "judge"
@@ -54,11 +54,10 @@ E10 = sum(int(k) * v for k, v in _SPLIT.items()) / sum(_SPLIT.values())
 E6 = expected([("6", -0.7), ("5", -1.2), ("7", -1.9), ("4", -3.9)])
 
 
-def fast(tmp_path: Path, url: str, **overrides) -> Settings:
-    values = dict(home=tmp_path / "home", judge_url=url, judge_model="judge-model", judge_api_key=KEY,
-                  verifier_timeout=0.3, verifier_attempts=3, verifier_pace=0, verifier_backoff_min=0.01,
-                  verifier_backoff_max=0.05, verifier_max_wait=5, verifier_budget=1000)
-    return Settings(**{**values, **overrides})
+def fast(tmp_path: Path, url: str, home: Path | None = None, **overrides) -> Settings:
+    llm = dict(judge_url=url, judge_model="judge-model", judge_api_key=KEY, verifier_pace=0, verifier_budget=1000,
+               retry={"timeout": 0.3, "attempts": 3, "backoff_min": 0.01, "backoff_max": 0.05, "max_wait": 5})
+    return Settings(home=home or tmp_path / "home", llm={**llm, **overrides})
 
 
 def judge_for(r: Replay, tmp_path: Path, **overrides) -> OpenAIJudge:
@@ -164,6 +163,6 @@ def test_a_spent_endpoint_stops_the_run_and_a_rerun_resumes(replay, settings, tm
     first = pointwise.judge_run(s.db_path, run_id, judge=OpenAIJudge.from_settings(s), prompt=prompts.PAPER_V1)
     assert first.judged == 1 and first.left == 2 and "budget" in (first.stopped or "")
     assert KEY not in json.dumps(first.as_dict())
-    rest = pointwise.judge_run(s.db_path, run_id, judge=OpenAIJudge.from_settings(s.model_copy(
-        update={"verifier_budget": 100})), prompt=prompts.PAPER_V1)
+    rest = pointwise.judge_run(s.db_path, run_id, judge=OpenAIJudge.from_settings(changed(
+        s, llm={"verifier_budget": 100})), prompt=prompts.PAPER_V1)
     assert (rest.judged, rest.new_calls, rest.cached, rest.stopped) == (3, 8, 4, None)

@@ -28,7 +28,7 @@ IDEA = prompts.rate_prefix("Problem: models forget.\nMethod: replay a buffer.")
 
 
 def local_settings(home: Path, model: Path) -> Settings:
-    return Settings(home=home, verifier_model_path=model, verifier_threads=1)
+    return Settings(home=home, llm={"verifier_model_path": model, "verifier_threads": 1})
 
 
 def test_the_judge_in_a_worker_answers_as_in_process_and_its_death_is_an_error(tiny_model, tmp_path):

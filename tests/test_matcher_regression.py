@@ -46,11 +46,11 @@ def dev_stack():
     migrate(settings.db_path)
     for path in PAPERLISTS:  # unchanged papers are skipped: the second run reads only
         ingest_path(path, db_path=settings.db_path)
-    embedder = load_embedder(settings.model, settings)
+    embedder = load_embedder(settings.index.model, settings)
     corpus = fitting.load_corpus(settings, embedder)
     ideas, skipped = fitting.labelled_ideas([DEV], embedder, corpus.position)
     assert not skipped and sum(i.kind == "method_swap" for i in ideas) == 60
-    encode = lambda texts: embedder.encode(texts, batch_size=settings.batch_size)  # noqa: E731
+    encode = lambda texts: embedder.encode(texts, batch_size=settings.index.batch_size)  # noqa: E731
     # the fit's reference, as hindsight calibrate makes it: the corpus's lexicon and vector spread
     lexicon = build_lexicon(f"{r.title or ''}\n{r.abstract or ''}" for r in corpus.rows)
     return cal.Stacked.of(ideas, cal.build_candidates(ideas, corpus.corpus, encode, n=fitting.N_CANDIDATES,

@@ -124,9 +124,9 @@ def test_a_lookback_past_the_index_start_is_clipped_and_says_so(planted, minilm)
 def test_prior_art_off_by_setting_stores_nothing_and_a_request_turns_it_on(planted, minilm):
     settings = planted[0]
     by_setting = run(planted, minilm, "off-setting", matcher="dense",
-                     settings=Settings(home=settings.home, prior_art=False))
+                     settings=Settings(home=settings.home, matcher={"prior_art": False}))
     assert by_setting.context.lookback_window is None
-    on = run(planted, minilm, "on", settings=Settings(home=settings.home, prior_art=False), prior_art=True)
+    on = run(planted, minilm, "on", settings=Settings(home=settings.home, matcher={"prior_art": False}), prior_art=True)
     assert on.context.lookback_window is not None
     hybrid_off = run(planted, minilm, "off-hybrid", prior_art=False)  # the version's matcher: hybrid
     # the forward side is the same with the look-back side beside it (one encode and tokenisation shared)
@@ -211,8 +211,9 @@ def test_the_verifier_reads_lookback_candidates_only_when_asked(planted, minilm,
 
     settings, loaded, ideas = planted
     chat = replay(chat=lambda body: chat_reply("openai_logprobs_yes.json"))
-    asked = Settings(home=settings.home, verifier_url=chat.url + "/v1", verifier_model="m", verifier_pace=0,
-                     verifier_backoff_min=0.01, verifier_backoff_max=0.05, verifier_budget=1000)
+    asked = Settings(home=settings.home, llm={"verifier_url": chat.url + "/v1", "verifier_model": "m",
+                                              "verifier_pace": 0, "verifier_budget": 1000,
+                                              "retry": {"backoff_min": 0.01, "backoff_max": 0.05}})
     step = verifier_step("openai", asked, 2)
     read = ReadResult.of([IdeaIn(**ideas["recalled"])])
     done = score_run(asked, loaded=loaded, embedder=minilm, read=read, system="s", run="verified",
@@ -245,8 +246,8 @@ def test_verifying_a_stored_run_reads_both_sides_and_decides_the_classes_again(p
                      cutoff=PRIOR_ART_CUTOFF, matcher="dense")
     assert [r.prior_art.class_realised for r in done.results] == [ALREADY_PUBLISHED, ANTICIPATED]  # type: ignore
     chat = replay(chat=lambda body: chat_reply("openai_logprobs_yes.json"))
-    verifier = make_verifier("openai", Settings(home=settings.home, verifier_url=chat.url + "/v1",
-                                                verifier_model="m", verifier_pace=0, verifier_budget=1000))
+    verifier = make_verifier("openai", Settings(home=settings.home, llm={
+        "verifier_url": chat.url + "/v1", "verifier_model": "m", "verifier_pace": 0, "verifier_budget": 1000}))
     assert verifier is not None
     report = verify_run(settings.db_path, done.run_id, verifier=verifier, top_k=2)
     assert report.verified == 2 and report.new_calls == 8  # two forward and two look-back pairs an idea

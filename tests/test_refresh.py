@@ -25,8 +25,9 @@ ALL = {"cutoff": date(1900, 1, 1), "until": date(2100, 12, 31)}
 
 @pytest.fixture
 def fast(tmp_path) -> Settings:
-    s = Settings(home=tmp_path / "home", openalex_pace=0, s2_pace=0, fetch_backoff_min=0.01, fetch_backoff_max=0.05,
-                 fetch_timeout=0.5, s2_api_key="s2-key", openalex_api_key="oa-key")
+    s = Settings(home=tmp_path / "home", fetch={"openalex_pace": 0, "s2_pace": 0, "s2_api_key": "s2-key",
+                                               "openalex_api_key": "oa-key",
+                                               "retry": {"backoff_min": 0.01, "backoff_max": 0.05, "timeout": 0.5}})
     migrate(s.db_path)
     return s
 

@@ -18,7 +18,7 @@ from tests.helpers import ROOT  # noqa: E402
 def qdrant_settings(settings):
     lines = (ROOT / "data/papers.jsonl").read_text().splitlines()
     ingest_bytes("\n".join(lines[:40]).encode(), "a.jsonl", db_path=settings.db_path)
-    settings.vector_backend = "qdrant"
+    settings.index.vector_backend = "qdrant"
     yield settings
     release(settings.qdrant_dir)
 

@@ -8,6 +8,7 @@ import torch
 
 from indexing.embedders import join, openvino_backend
 from indexing.embedders.specter2 import SPECTER2_THETA, Specter2Embedder
+from tests.helpers import changed
 
 WORDS = ["graph", "neural", "network", "diffusion", "policy", "robot", "retrieval", "language", "model", "the", "of"]
 
@@ -132,8 +133,8 @@ def test_specter2_backends_are_checked_at_every_length_and_refused_where_one_fai
     from indexing.embedders.specter2 import _load
 
     base, adapter = tiny_specter2
-    named = settings.model_copy(update={"specter2_base": str(base), "specter2_adapter": str(adapter),
-                                        "specter2_backend": "torch-bf16", "backend_check_dir": tmp_path / "checks"})
+    named = changed(settings, index={"specter2_base": str(base), "specter2_adapter": str(adapter),
+                                     "specter2_backend": "torch-bf16", "backend_check_dir": tmp_path / "checks"})
     bf16 = load_embedder("specter2", named)
     verdict = bf16.backend_check
     assert verdict["lengths"] == solo.lengths(512) and verdict["bound"] == 0.01
@@ -148,10 +149,10 @@ def test_specter2_backends_are_checked_at_every_length_and_refused_where_one_fai
         return out
 
     monkeypatch.setattr(model, "forward", corrupted)
-    elsewhere = named.model_copy(update={"backend_check_dir": tmp_path / "elsewhere"})
+    elsewhere = changed(named, index={"backend_check_dir": tmp_path / "elsewhere"})
     with pytest.raises(check.BackendCheckFailed, match="specter2 backend torch-bf16 fails this machine's backend "
                                                        "check at input length 64"):
         load_embedder("specter2", elsewhere)
     monkeypatch.setattr(runtime, "auto_order", lambda device: ["torch-bf16", "torch"])
-    fallback = load_embedder("specter2", elsewhere.model_copy(update={"specter2_backend": "auto"}))
+    fallback = load_embedder("specter2", changed(elsewhere, index={"specter2_backend": "auto"}))
     assert fallback.backend == "torch" and fallback.backend_check["skipped"][0]["length"] == 64

@@ -115,13 +115,13 @@ def test_a_joined_file_is_reused_while_its_stamp_holds(tmp_path: Path) -> None:
 def test_a_given_model_file_is_hashed_once(tmp_path: Path) -> None:
     f = tmp_path / "m.gguf"
     f.write_bytes(b"weights")
-    settings = Settings(home=tmp_path / "home", verifier_model_path=f)
+    settings = Settings(home=tmp_path / "home", llm={"verifier_model_path": f})
     assert model_file(settings) == (f, hashlib.sha256(b"weights").hexdigest())
     assert json.loads(f.with_name("m.gguf.sha256").read_text())["sha256"] == hashlib.sha256(b"weights").hexdigest()
     f.write_bytes(b"other weights")  # a new size: hashed again
     assert model_file(settings)[1] == hashlib.sha256(b"other weights").hexdigest()
     with pytest.raises(VerifierUnavailable, match="is not a file"):
-        model_file(Settings(home=tmp_path / "home", verifier_model_path=tmp_path / "nothing.gguf"))
+        model_file(Settings(home=tmp_path / "home", llm={"verifier_model_path": tmp_path / "nothing.gguf"}))
 
 
 # the llama.cpp backend on the tiny model

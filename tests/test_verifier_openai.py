@@ -43,10 +43,11 @@ P_BOLD_NO = share([-3.2402], [-0.0402, -9.3652])  # the answer token "No", 0.039
 
 def fast(tmp_path: Path, url: str | None, **overrides) -> Settings:
     """Short waits: no pace, backoff 10..50 ms, a 0.3 s timeout, four attempts."""
-    values = dict(home=tmp_path / "home", verifier_url=url, verifier_model="test-model", verifier_api_key=KEY,
-                  verifier_timeout=0.3, verifier_attempts=4, verifier_pace=0, verifier_backoff_min=0.01,
-                  verifier_backoff_max=0.05, verifier_max_wait=5, verifier_budget=100)
-    return Settings(**{**values, **overrides})
+    retry = {"timeout": 0.3, "attempts": 4, "backoff_min": 0.01, "backoff_max": 0.05, "max_wait": 5,
+             **overrides.pop("retry", {})}
+    llm = dict(verifier_url=url, verifier_model="test-model", verifier_api_key=KEY, verifier_pace=0,
+               verifier_budget=100, retry=retry)
+    return Settings(home=tmp_path / "home", llm={**llm, **overrides})
 
 
 def verifier_for(r: Replay, tmp_path: Path, **overrides) -> OpenAIVerifier:
@@ -167,7 +168,7 @@ def test_a_wait_longer_than_max_wait_stops_at_once(replay, tmp_path):
     r = replay(chat=lambda body: chat_reply("openai_logprobs_yes.json"))
     r.fault("chat", 0, "reply:fault_429_openai.json")
     with pytest.raises(EndpointRefused, match="HINDSIGHT_VERIFIER_MAX_WAIT") as err:
-        verifier_for(r, tmp_path, verifier_max_wait=0.5).judge(IDEA, PAPERS[:1])
+        verifier_for(r, tmp_path, retry={"max_wait": 0.5}).judge(IDEA, PAPERS[:1])
     assert "Rate limit reached for gpt-4o-mini" in str(err.value) and len(chat_requests(r)) == 1
 
 

@@ -14,7 +14,7 @@ AUTH = {"Authorization": "Bearer secret"}
 
 @pytest.fixture()
 def client(tmp_path):
-    settings = Settings(home=tmp_path, admin_token="secret")
+    settings = Settings(home=tmp_path, service={"admin_token": "secret"})
     migrate(settings.db_path)
     with session_scope(settings.db_path) as session:
         session.add(Run(system="sys", label="r1"))
@@ -36,7 +36,8 @@ def test_the_local_model_is_loaded_by_the_job_not_the_request(tmp_path):
     """Loading the local model takes seconds (its parts are joined on first use): the 202 comes first, and a model
     that cannot load is the job's error, polled with GET."""
     pytest.importorskip("llama_cpp", reason="the local verifier's runtime is not installed")
-    settings = Settings(home=tmp_path, admin_token="secret", verifier_model_path=tmp_path / "missing.gguf")
+    settings = Settings(home=tmp_path, service={"admin_token": "secret"},
+                        llm={"verifier_model_path": tmp_path / "missing.gguf"})
     migrate(settings.db_path)
     with session_scope(settings.db_path) as session:
         session.add(Run(system="sys", label="r1"))

@@ -43,7 +43,7 @@ def read_ideas() -> list[IdeaIn]:
 @pytest.fixture(scope="module")
 def template(tmp_path_factory, minilm) -> Path:
     """A database with the sample papers ingested and their vectors cached, copied by each test."""
-    s = Settings(home=tmp_path_factory.mktemp("template"), admin_token="t")
+    s = Settings(home=tmp_path_factory.mktemp("template"), service={"admin_token": "t"})
     migrate(s.db_path)
     ingest_bytes((ROOT / "data/papers.jsonl").read_bytes(), "papers.jsonl", db_path=s.db_path)
     build_index(s, embedder=minilm)
@@ -57,7 +57,7 @@ def home_with_papers(template):
     def make(root: Path, **settings) -> Settings:
         root.mkdir(parents=True)
         shutil.copy(template, root / "hindsight.db")
-        return Settings(home=root, admin_token="t", **settings)
+        return Settings(home=root, service={"admin_token": "t"}, **settings)
 
     return make
 
@@ -85,7 +85,7 @@ def assert_same(wide, narrow) -> None:
     (None, "global", WINDOWS), (None, "cohort", WINDOWS[1:4]), ("IVF8,Flat", "global", WINDOWS[2:5])])
 def test_cutoff_on_wide_index_equals_index_built_at_cutoff(tmp_path, minilm, home_with_papers, factory,
                                                            normalisation, windows):
-    settings = home_with_papers(tmp_path / "home", citation_normalisation=normalisation)
+    settings = home_with_papers(tmp_path / "home", index={"citation_normalisation": normalisation})
     ideas = read_ideas()
     first = build_index(settings, embedder=minilm, factory=factory)
     assert first.manifest["counts"]["embedded_new"] == 0  # the template's cache

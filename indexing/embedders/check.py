@@ -66,7 +66,7 @@ def default_dir() -> Path:
 
 
 def check_dir(settings: Any) -> Path:
-    return Path(getattr(settings, "backend_check_dir", None) or default_dir())
+    return Path(getattr(getattr(settings, "index", None), "backend_check_dir", None) or default_dir())
 
 
 def precision(backend: str) -> str:
@@ -275,7 +275,7 @@ def checked(model: str, requested: str, settings: Any, build: Callable[[str], Em
                 return embedder
         message = failure(found)
         if explicit:
-            if getattr(settings, "allow_failed_backend", False):
+            if getattr(getattr(settings, "index", None), "allow_failed_backend", False):
                 log.warning("%s; used anyway (HINDSIGHT_ALLOW_FAILED_BACKEND is set)", message)
                 embedder = embedder or build(backend)
                 embedder.backend_check = {**shown(found), "overridden": True}

@@ -1,4 +1,4 @@
-"""One HTTP client and one retry policy for the scholarly APIs.
+"""One HTTP client and one retry policy (settings.fetch.retry, a Retry) for the scholarly APIs.
 
 Retries (exponential backoff with full jitter, tenacity) cover 429, 5xx, connection errors, timeouts and bodies
 that arrive cut short. A Retry-After header is honoured when sent. A response that says the daily budget is spent
@@ -8,16 +8,15 @@ stops the fetch at once instead of hammering the service; so does a Retry-After 
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
 from indexing.retry import TRANSIENT, Pacer, Retryable, backoff, reason, retry_after_seconds
-from indexing.settings import Settings
+from indexing.settings import Retry, Settings
 
-__all__ = ["TRANSIENT", "ApiRejected", "BudgetExhausted", "Classifier", "FetchError", "Pacer", "Policy", "Retryable",
+__all__ = ["TRANSIENT", "ApiRejected", "BudgetExhausted", "Classifier", "FetchError", "Pacer", "Retry", "Retryable",
            "Verdict", "describe", "error_text", "make_client", "redact", "request_json", "retry_after_seconds"]
 
 SECRET_PARAMS = ("api_key",)
@@ -42,26 +41,12 @@ Verdict = tuple[str, str] | None
 Classifier = Callable[[httpx.Response], Verdict]
 
 
-@dataclass
-class Policy:
-    attempts: int
-    backoff_min: float
-    backoff_max: float
-    max_wait: float
-    pace: float
-
-    @classmethod
-    def from_settings(cls, settings: Settings, pace: float) -> "Policy":
-        return cls(attempts=settings.fetch_attempts, backoff_min=settings.fetch_backoff_min,
-                   backoff_max=settings.fetch_backoff_max, max_wait=settings.fetch_max_wait, pace=pace)
-
-
 def make_client(settings: Settings, *, base_url: str, headers: dict[str, str] | None = None) -> httpx.Client:
     """The one client factory: base URL, timeout, User-Agent with the contact email, gzip."""
     if not base_url.startswith(("http://", "https://")):
         raise ApiRejected(f"base URL {base_url!r} must start with http:// or https://")
-    agent = USER_AGENT + (f" mailto:{settings.contact_email}" if settings.contact_email else "")
-    return httpx.Client(base_url=base_url.rstrip("/") + "/", timeout=settings.fetch_timeout,
+    agent = USER_AGENT + (f" mailto:{settings.fetch.contact_email}" if settings.fetch.contact_email else "")
+    return httpx.Client(base_url=base_url.rstrip("/") + "/", timeout=settings.fetch.retry.timeout,
                         headers={"User-Agent": agent, "Accept": "application/json", **(headers or {})},
                         follow_redirects=True)
 
@@ -88,7 +73,7 @@ def error_text(resp: httpx.Response) -> str:
     return json.dumps(body)[:200]
 
 
-def request_json(client: httpx.Client, method: str, path: str, *, policy: Policy, pacer: Pacer,
+def request_json(client: httpx.Client, method: str, path: str, *, retry: Retry, pacer: Pacer,
                  params: dict | None = None, json_body=None, classify: Classifier | None = None,
                  on_retry: Callable[[str, float], None] | None = None, hint: str = "") -> tuple[Any, bytes]:
     """The parsed JSON body and its bytes as served, after retries; raises a FetchError subclass when it stops.
@@ -100,7 +85,7 @@ def request_json(client: httpx.Client, method: str, path: str, *, policy: Policy
         pacer.wait()
         resp = client.request(method, path, params=params, json=json_body)
         if resp.status_code >= 400:
-            _judge(resp, where, policy, classify)
+            _judge(resp, where, retry, classify)
         body = resp.content
         try:
             return json.loads(body), body
@@ -111,7 +96,7 @@ def request_json(client: httpx.Client, method: str, path: str, *, policy: Policy
         if on_retry:
             on_retry(f"{where}: {reason(state.outcome.exception() if state.outcome else None)}", state.upcoming_sleep)
 
-    retrying = Retrying(stop=stop_after_attempt(policy.attempts), wait=backoff(policy.backoff_min, policy.backoff_max),
+    retrying = Retrying(stop=stop_after_attempt(retry.attempts), wait=backoff(retry.backoff_min, retry.backoff_max),
                         reraise=True, retry=retry_if_exception_type(TRANSIENT), before_sleep=before_sleep)
     try:
         return retrying(attempt)
@@ -119,14 +104,14 @@ def request_json(client: httpx.Client, method: str, path: str, *, policy: Policy
         raise ApiRejected(f"{where}: {exc}") from None
     except TRANSIENT as exc:
         throttled = isinstance(exc, Retryable) and str(exc).startswith("429")
-        raise FetchError(f"{where}: gave up after {policy.attempts} attempt(s); last error: {reason(exc)}. "
+        raise FetchError(f"{where}: gave up after {retry.attempts} attempt(s); last error: {reason(exc)}. "
                          "Nothing from this page was written; run the same command again to resume."
                          + (hint if throttled else "")) from None
     except httpx.HTTPError as exc:  # not transient (an unsupported scheme, too many redirects)
         raise ApiRejected(f"{where}: {reason(exc)}") from None
 
 
-def _judge(resp: httpx.Response, where: str, policy: Policy, classify: Classifier | None) -> None:
+def _judge(resp: httpx.Response, where: str, retry: Retry, classify: Classifier | None) -> None:
     """Raise Retryable, BudgetExhausted or ApiRejected for a non-2xx response."""
     status, text = resp.status_code, error_text(resp)
     verdict = classify(resp) if classify else None
@@ -140,8 +125,8 @@ def _judge(resp: httpx.Response, where: str, policy: Policy, classify: Classifie
     if kind == "reject":
         raise ApiRejected(f"{where}: the API refused the request: {message}")
     wait = retry_after_seconds(resp.headers.get("Retry-After"))
-    if wait is not None and wait > policy.max_wait:
+    if wait is not None and wait > retry.max_wait:
         raise BudgetExhausted(f"{where}: {status}, and the server asks to wait {wait:.0f} s (Retry-After), longer "
-                              f"than HINDSIGHT_FETCH_MAX_WAIT ({policy.max_wait:.0f} s). Nothing from this page was "
+                              f"than HINDSIGHT_FETCH_MAX_WAIT ({retry.max_wait:.0f} s). Nothing from this page was "
                               "written; run the same command again later to resume.")
     raise Retryable(message + (f" (Retry-After {wait:g} s)" if wait is not None else ""), retry_after=wait)

@@ -5,7 +5,7 @@ from datetime import date
 
 import httpx
 
-from indexing.fetch.http import FetchError, Pacer, Policy, Verdict, error_text, make_client, request_json
+from indexing.fetch.http import FetchError, Pacer, Verdict, error_text, make_client, request_json
 from indexing.fetch.walk import Page, Plan
 from indexing.settings import Settings
 
@@ -20,10 +20,10 @@ def short_id(value: str) -> str:
 
 def secret_params(settings: Settings) -> dict:
     out = {}
-    if settings.openalex_api_key is not None and settings.openalex_api_key.get_secret_value():
-        out["api_key"] = settings.openalex_api_key.get_secret_value()
-    if settings.contact_email:
-        out["mailto"] = settings.contact_email
+    if settings.fetch.openalex_api_key is not None and settings.fetch.openalex_api_key.get_secret_value():
+        out["api_key"] = settings.fetch.openalex_api_key.get_secret_value()
+    if settings.fetch.contact_email:
+        out["mailto"] = settings.fetch.contact_email
     return out
 
 
@@ -82,8 +82,8 @@ def plan(settings: Settings, *, from_date: date | None = None, to_date: date | N
          types: Sequence[str] = (),
          extra_filter: str | None = None, base_url: str | None = None) -> Plan:
     """A works walk; dates default to the configured cutoff and window end."""
-    parts = [f"from_publication_date:{(from_date or settings.cutoff).isoformat()}",
-             f"to_publication_date:{(to_date or settings.until).isoformat()}"]
+    parts = [f"from_publication_date:{(from_date or settings.index.cutoff).isoformat()}",
+             f"to_publication_date:{(to_date or settings.index.until).isoformat()}"]
     for name, values in (("topics.id", topics), ("concepts.id", concepts),
                          ("primary_location.source.id", source_ids), ("type", types)):
         if values:
@@ -94,18 +94,19 @@ def plan(settings: Settings, *, from_date: date | None = None, to_date: date | N
     if search:
         params["search"] = search
     return Plan(source="openalex", fmt="openalex", list_key="results", path="works", params=params, page_size=PER_PAGE,
-                pace=settings.openalex_pace, base_url=base_url or settings.openalex_url, read_page=read_page,
+                pace=settings.fetch.openalex_pace, base_url=base_url or settings.fetch.openalex_url,
+                read_page=read_page,
                 first_cursor="*", cursor_param="cursor", secret_params=secret_params(settings), classify=classify,
                 probe_params={"per_page": 1})
 
 
 def resolve_venues(settings: Settings, names: list[str], *, base_url: str | None = None) -> list[dict]:
     """Venue names to source ids: the best match of `GET /sources?search=NAME` for each name."""
-    policy, pacer = Policy.from_settings(settings, settings.openalex_pace), Pacer(settings.openalex_pace)
+    retry, pacer = settings.fetch.retry, Pacer(settings.fetch.openalex_pace)
     found = []
-    with make_client(settings, base_url=base_url or settings.openalex_url) as client:
+    with make_client(settings, base_url=base_url or settings.fetch.openalex_url) as client:
         for name in names:
-            body, _ = request_json(client, "GET", "sources", policy=policy, pacer=pacer, classify=classify,
+            body, _ = request_json(client, "GET", "sources", retry=retry, pacer=pacer, classify=classify,
                                    params={"search": name, "per_page": 1, **secret_params(settings)})
             results = body.get("results") if isinstance(body, dict) else None
             if not results:

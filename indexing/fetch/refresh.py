@@ -15,7 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from indexing.db import session_scope
 from indexing.errors import describe_error
 from indexing.fetch import openalex, raw, s2
-from indexing.fetch.http import FetchError, Pacer, Policy, make_client, request_json
+from indexing.fetch.http import FetchError, Pacer, Retry, make_client, request_json
 from indexing.fetch.walk import OnRetry, Progress, today
 from indexing.models import Paper
 from indexing.settings import Settings
@@ -54,7 +54,7 @@ def refresh_citations(settings: Settings, *, source: str, base_url: str | None =
     """Ask the source for the current count of every paper in the window it can address; returns the counts."""
     if source not in ("openalex", "s2"):
         raise ValueError(f"unknown source {source!r}; use openalex or s2")
-    cutoff, until, taken = cutoff or settings.cutoff, until or settings.until, today()
+    cutoff, until, taken = cutoff or settings.index.cutoff, until or settings.index.until, today()
     with session_scope(settings.db_path) as session:
         rows = session.execute(select(Paper.pk, Paper.paper_id, Paper.source, Paper.doi, Paper.arxiv_id,
                                       Paper.citations_at).where(Paper.publication_date >= cutoff,
@@ -87,16 +87,16 @@ def refresh_citations(settings: Settings, *, source: str, base_url: str | None =
                 targets.append((r.pk, ident))
         batches = [("ids", targets[i:i + s2.BATCH_IDS]) for i in range(0, len(targets), s2.BATCH_IDS)]
     out["requested"] = sum(len(b) for _, b in batches)
-    pace = settings.openalex_pace if source == "openalex" else settings.s2_pace
-    policy, pacer = Policy.from_settings(settings, pace), Pacer(pace)
-    url = base_url or (settings.openalex_url if source == "openalex" else settings.s2_url)
+    pace = settings.fetch.openalex_pace if source == "openalex" else settings.fetch.s2_pace
+    retry, pacer = settings.fetch.retry, Pacer(pace)
+    url = base_url or (settings.fetch.openalex_url if source == "openalex" else settings.fetch.s2_url)
     headers = s2.headers(settings) if source == "s2" else {}
     with make_client(settings, base_url=url, headers=headers) as client:
         for number, (kind, batch) in enumerate(batches, start=1):
             if source == "openalex":
-                counts, body = _openalex_batch(client, settings, kind, batch, policy, pacer, on_retry)
+                counts, body = _openalex_batch(client, settings, kind, batch, retry, pacer, on_retry)
             else:
-                counts, body = _s2_batch(client, batch, policy, pacer, on_retry)
+                counts, body = _s2_batch(client, batch, retry, pacer, on_retry)
             out["requests"] += 1
             try:
                 raw.save(settings.raw_dir, source, f"refresh-{taken.isoformat()}", f"batch-{number:06d}", body)
@@ -109,11 +109,11 @@ def refresh_citations(settings: Settings, *, source: str, base_url: str | None =
     return out
 
 
-def _openalex_batch(client, settings: Settings, kind: str, batch: list[Target], policy: Policy, pacer: Pacer,
+def _openalex_batch(client, settings: Settings, kind: str, batch: list[Target], retry: Retry, pacer: Pacer,
                     on_retry: OnRetry | None) -> tuple[list, bytes]:
     params = {"filter": f"{kind}:{'|'.join(ident for _, ident in batch)}", "per_page": openalex.PER_PAGE,
               "select": "id,doi,cited_by_count", **openalex.secret_params(settings)}
-    body, data = request_json(client, "GET", "works", params=params, policy=policy, pacer=pacer,
+    body, data = request_json(client, "GET", "works", params=params, retry=retry, pacer=pacer,
                               classify=openalex.classify, on_retry=on_retry)
     openalex.read_page(body)  # checks the shape
     by_key = {}
@@ -127,10 +127,10 @@ def _openalex_batch(client, settings: Settings, kind: str, batch: list[Target], 
     return [by_key.get(ident if kind == "ids.openalex" else ident.lower()) for _, ident in batch], data
 
 
-def _s2_batch(client, batch: list[Target], policy: Policy, pacer: Pacer,
+def _s2_batch(client, batch: list[Target], retry: Retry, pacer: Pacer,
               on_retry: OnRetry | None) -> tuple[list, bytes]:
     body, data = request_json(client, "POST", "paper/batch", params={"fields": "paperId,citationCount"},
-                              json_body={"ids": [ident for _, ident in batch]}, policy=policy, pacer=pacer,
+                              json_body={"ids": [ident for _, ident in batch]}, retry=retry, pacer=pacer,
                               classify=s2.classify, on_retry=on_retry)
     if not isinstance(body, list) or len(body) != len(batch):
         got = f"{len(body)} items" if isinstance(body, list) else type(body).__name__

@@ -17,7 +17,7 @@ NO_KEY_HINT = (" Semantic Scholar sends no Retry-After; without a key every clie
 
 
 def headers(settings: Settings) -> dict:
-    key = settings.s2_api_key.get_secret_value() if settings.s2_api_key is not None else ""
+    key = settings.fetch.s2_api_key.get_secret_value() if settings.fetch.s2_api_key is not None else ""
     return {"x-api-key": key} if key else {}
 
 
@@ -49,8 +49,8 @@ def plan(settings: Settings, *, query: str | None = None, from_date: date | None
          sort: str | None = None, base_url: str | None = None) -> Plan:
     """A bulk-search walk; dates default to the configured cutoff and window end."""
     params: dict = {"fields": FIELDS,
-                    "publicationDateOrYear": f"{(from_date or settings.cutoff).isoformat()}:"
-                                             f"{(to_date or settings.until).isoformat()}"}
+                    "publicationDateOrYear": f"{(from_date or settings.index.cutoff).isoformat()}:"
+                                             f"{(to_date or settings.index.until).isoformat()}"}
     if query:
         params["query"] = query
     if venues:
@@ -62,6 +62,7 @@ def plan(settings: Settings, *, query: str | None = None, from_date: date | None
     if sort:
         params["sort"] = sort
     return Plan(source="s2", fmt="s2", list_key="data", path="paper/search/bulk", params=params, page_size=PAGE_SIZE,
-                pace=settings.s2_pace, base_url=base_url or settings.s2_url, read_page=read_page, first_cursor=None,
+                pace=settings.fetch.s2_pace, base_url=base_url or settings.fetch.s2_url, read_page=read_page,
+                first_cursor=None,
                 cursor_param="token", headers=headers(settings), classify=classify, probe_params={"fields": "paperId"},
                 total_is_estimate=True, hint="" if headers(settings) else NO_KEY_HINT)

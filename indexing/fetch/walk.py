@@ -15,7 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from indexing.errors import describe_error
 from indexing.fetch import checkpoint, raw
 from indexing.fetch.checkpoint import State
-from indexing.fetch.http import Classifier, FetchError, Pacer, Policy, describe, make_client, request_json
+from indexing.fetch.http import Classifier, FetchError, Pacer, Retry, describe, make_client, request_json
 from indexing.ingest import IngestReport, ingest_bytes
 from indexing.settings import Settings
 
@@ -90,14 +90,14 @@ def run(settings: Settings, plan: Plan, *, restart: bool = False, progress: Prog
         raw.clear_debris(settings.raw_dir, plan.source, key)
         state = state or State(key=key, source=plan.source, query=plan.params,
                                started=datetime.now(timezone.utc).isoformat(timespec="seconds"))
-        policy, pacer = Policy.from_settings(settings, plan.pace), Pacer(plan.pace)
+        retry, pacer = settings.fetch.retry, Pacer(plan.pace)
         result = FetchResult(key, plan.source, {}, raw_dir=str(settings.raw_dir / plan.source / key))
         if progress and state.total:
             progress("fetch", state.records, state.total)
         with make_client(settings, base_url=plan.base_url, headers=plan.headers) as client:
             while not state.done:
                 try:
-                    state = _one_page(settings, plan, client, state, policy, pacer, progress, on_retry)
+                    state = _one_page(settings, plan, client, state, retry, pacer, progress, on_retry)
                 except (SQLAlchemyError, OSError) as exc:  # a full disk, a locked or damaged database
                     raise FetchError(f"fetch stopped ({describe_error(exc, settings.home)}); the failed page wrote "
                                      "nothing; run the same command again to resume") from exc
@@ -111,11 +111,11 @@ def run(settings: Settings, plan: Plan, *, restart: bool = False, progress: Prog
         return result
 
 
-def _one_page(settings: Settings, plan: Plan, client: httpx.Client, state: State, policy: Policy, pacer: Pacer,
+def _one_page(settings: Settings, plan: Plan, client: httpx.Client, state: State, retry: Retry, pacer: Pacer,
               progress: Progress | None, on_retry: OnRetry | None) -> State:
     cursor = state.cursor if state.pages else plan.first_cursor
     params = {**plan.params, **({plan.cursor_param: cursor} if cursor else {}), **plan.secret_params}
-    body_obj, body = request_json(client, "GET", plan.path, params=params, policy=policy, pacer=pacer,
+    body_obj, body = request_json(client, "GET", plan.path, params=params, retry=retry, pacer=pacer,
                                   classify=plan.classify, on_retry=on_retry, hint=plan.hint)
     page = plan.read_page(body_obj)
     nxt = copy.deepcopy(state)
@@ -154,14 +154,14 @@ def _one_page(settings: Settings, plan: Plan, client: httpx.Client, state: State
 
 def dry_run(settings: Settings, plan: Plan) -> dict:
     """The request a walk sends, and what the API says it holds (one cheap request)."""
-    policy, pacer = Policy.from_settings(settings, plan.pace), Pacer(plan.pace)
+    retry, pacer = settings.fetch.retry, Pacer(plan.pace)
     first = {**plan.params, **({plan.cursor_param: plan.first_cursor} if plan.first_cursor else {})}
     out: dict[str, Any] = {"source": plan.source, "key": plan.key,
            "request": describe("GET", urljoin(plan.base_url.rstrip("/") + "/", plan.path), first | plan.secret_params),
            "expected_records": None, "requests_needed": None, "seconds_at_pace": None}
     with make_client(settings, base_url=plan.base_url, headers=plan.headers) as client:
         probe = {**plan.params, **plan.probe_params, **plan.secret_params}
-        body_obj, _ = request_json(client, "GET", plan.path, params=probe, policy=policy, pacer=pacer,
+        body_obj, _ = request_json(client, "GET", plan.path, params=probe, retry=retry, pacer=pacer,
                                    classify=plan.classify, hint=plan.hint)
     total = plan.read_page(body_obj).total
     if total is not None:

@@ -28,7 +28,7 @@ def local_installed() -> bool:
 
 def local_available(settings: "Settings") -> bool:
     """A local model can run here: llama-cpp-python and a GGUF (packaged, or HINDSIGHT_VERIFIER_MODEL_PATH)."""
-    return runtime_installed() and (settings.verifier_model_path is not None or local_installed())
+    return runtime_installed() and (settings.llm.verifier_model_path is not None or local_installed())
 
 
 __all__ = ["ModelUnavailable", "local_available", "local_installed", "runtime_installed"]

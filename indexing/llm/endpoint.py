@@ -23,7 +23,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_aft
 from indexing.llm.errors import ModelUnavailable
 from indexing.llm.keys import endpoint_key
 from indexing.retry import TRANSIENT, Pacer, Retryable, backoff, reason, retry_after_seconds
-from indexing.settings import Settings
+from indexing.settings import Retry, Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -147,9 +147,8 @@ class ChatEndpoint:
     """One OpenAI-compatible chat endpoint: requests with retries, a budget, and the key kept out of every message;
     `complete` posts one body and reads its reply with the caller's reader."""
 
-    def __init__(self, url: str, model: str, *, api_key: SecretStr | None = None, timeout: float = 60.0,
-                 attempts: int = 6, pace: float = 0.0, budget: int = 10_000, backoff_min: float = 1.0,
-                 backoff_max: float = 30.0, max_wait: float = 120.0, settings_prefix: str = "HINDSIGHT_VERIFIER",
+    def __init__(self, url: str, model: str, *, retry: Retry, api_key: SecretStr | None = None, pace: float = 0.0,
+                 budget: int = 10_000, settings_prefix: str = "HINDSIGHT_VERIFIER",
                  url_setting: str = "HINDSIGHT_VERIFIER_URL", unit: str = "idea") -> None:
         parts = urlsplit(url.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -159,16 +158,16 @@ class ChatEndpoint:
         self.host = parts.hostname + (f":{parts.port}" if parts.port else "")
         self.key = endpoint_key(model, self.host)  # the model in cache keys
         self.where = f"POST {parts.scheme}://{self.host}{parts.path.rstrip('/')}/chat/completions"
-        self.attempts, self.budget, self.max_wait = attempts, budget, max_wait
+        self.attempts, self.budget, self.max_wait = retry.attempts, budget, retry.max_wait
         self._prefix, self._unit = settings_prefix, unit
         self.requests = 0  # made by this object, retries included
         self._key = api_key if api_key is not None and api_key.get_secret_value() else None
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
         if self._key is not None:
             headers["Authorization"] = f"Bearer {self._key.get_secret_value()}"
-        self._client = httpx.Client(base_url=url.strip().rstrip("/") + "/", timeout=timeout, headers=headers)
+        self._client = httpx.Client(base_url=url.strip().rstrip("/") + "/", timeout=retry.timeout, headers=headers)
         self._pacer = Pacer(pace)
-        self._wait = backoff(backoff_min, backoff_max)
+        self._wait = backoff(retry.backoff_min, retry.backoff_max)
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -257,8 +256,6 @@ def required_endpoint(url: str | None, model: str | None, *, what: str, names: t
 
 def endpoint_options(settings: Settings, *, api_key: SecretStr | None = None, budget: int | None = None) -> dict:
     """The retry, pacing and budget options of an endpoint, from the verifier's settings (the judge shares them)."""
-    return {"api_key": api_key if api_key is not None else settings.verifier_api_key,
-            "timeout": settings.verifier_timeout, "attempts": settings.verifier_attempts,
-            "pace": settings.verifier_pace, "budget": settings.verifier_budget if budget is None else budget,
-            "backoff_min": settings.verifier_backoff_min, "backoff_max": settings.verifier_backoff_max,
-            "max_wait": settings.verifier_max_wait}
+    return {"api_key": api_key if api_key is not None else settings.llm.verifier_api_key,
+            "retry": settings.llm.retry, "pace": settings.llm.verifier_pace,
+            "budget": settings.llm.verifier_budget if budget is None else budget}

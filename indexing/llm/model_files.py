@@ -133,8 +133,8 @@ def file_sha256(path: Path) -> str:
 
 def model_file(settings: Settings) -> tuple[Path, str]:
     """(path, sha256) of the model the local verifier and judge load."""
-    if settings.verifier_model_path is not None:
-        path = settings.verifier_model_path
+    if settings.llm.verifier_model_path is not None:
+        path = settings.llm.verifier_model_path
         if not path.is_file():
             raise ModelUnavailable(f"HINDSIGHT_VERIFIER_MODEL_PATH={path} is not a file")
         return path, file_sha256(path)

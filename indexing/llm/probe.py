@@ -163,9 +163,9 @@ def local_model(settings: Settings) -> tuple[Path, dict[str, Any]]:
     """The local model's file, probed on this machine unless the settings turn the probe off, and the options the
     verifier's and the judge's runtimes take from the settings (its sha256, threads, ctx)."""
     path, sha = model_file(settings)
-    if settings.llm_probe:
+    if settings.llm.llm_probe:
         ensure(path, sha)
-    return path, {"sha256": sha, "threads": settings.verifier_threads, "ctx": settings.verifier_ctx}
+    return path, {"sha256": sha, "threads": settings.llm.verifier_threads, "ctx": settings.llm.verifier_ctx}
 
 
 def answer(path: Path) -> list[float]:

@@ -47,7 +47,8 @@ def load_corpus(settings: Settings, embedder: Embedder, progress=None) -> Corpus
         raise LookupError("no papers in the database: ingest the corpus the ideas were written for "
                           "(`hindsight ingest`)")
     vectors, embedded = embed_with_cache(embedder, [join(embedder, r.title, r.abstract) for r in rows],
-                                         db_path=settings.db_path, batch_size=settings.batch_size, progress=progress)
+                                         db_path=settings.db_path, batch_size=settings.index.batch_size,
+                                         progress=progress)
     titles = [r.title for r in rows]
     return Corpus(rows, ArrayCorpus(vectors, build_lexical(titles, [r.abstract for r in rows]), titles), embedded)
 

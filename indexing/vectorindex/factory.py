@@ -33,11 +33,12 @@ class QdrantTarget:
 
 
 def qdrant_target(settings: "Settings", url: str | None = None) -> QdrantTarget:
-    """The server url (else settings.qdrant_url; unset both: local mode in HINDSIGHT_HOME/qdrant)."""
-    url = url or settings.qdrant_url
+    """The server url (else settings.index.qdrant_url; unset both: local mode in HINDSIGHT_HOME/qdrant)."""
+    url = url or settings.index.qdrant_url
+    key = settings.index.qdrant_api_key
     return QdrantTarget(url=url, path=None if url else settings.qdrant_dir,
-                        api_key=settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None,
-                        prefix=settings.qdrant_prefix, alias=settings.qdrant_alias)
+                        api_key=key.get_secret_value() if key else None,
+                        prefix=settings.index.qdrant_prefix, alias=settings.index.qdrant_alias)
 
 
 def check_backend(backend: str, factory: str | None) -> None:

@@ -71,7 +71,7 @@ def release(path: str | Path) -> None:
 def _api_key() -> str | None:
     from indexing.settings import get_settings
 
-    key = get_settings().qdrant_api_key
+    key = get_settings().index.qdrant_api_key
     return key.get_secret_value() if key else None
 
 

@@ -94,12 +94,13 @@ def calibrate(pairs: list[Path] = typer.Option(..., "--pairs", exists=True, dir_
             calibrate_hybrid.run(pairs=pairs, target=target_false_match, registry=registry, report=report,
                                  settings=settings, model=model, json_out=json_out)
             return
-        embedder = load_embedder(model or settings.model, settings)
+        embedder = load_embedder(model or settings.index.model, settings)
         if len(pairs) != 1:
             fail("--matcher dense takes one --pairs file")
         ideas = pool_by_id(read_labelled(pairs[0], require_paper=True))
         with progress_bars(not json_out) as bars:
-            result = cal.calibrate_dense(ideas, embedder=embedder, settings=settings, top_k=top_k or settings.top_k,
+            result = cal.calibrate_dense(ideas, embedder=embedder, settings=settings,
+                                         top_k=top_k or settings.matcher.top_k,
                                          target_precision=target_precision, paper_text=paper_text, start=start,
                                          end=end, step=step, null=null, null_sample=null_sample, thetas=theta,
                                          progress=bars)
@@ -177,7 +178,7 @@ def evaluate(ideas_file: Path = typer.Option(..., "--ideas", exists=True, dir_ok
     try:
         ideas = read_labelled(ideas_file)
         loaded, embedder = current_index(settings)
-        k = top_k or settings.top_k
+        k = top_k or settings.matcher.top_k
         if any(i.kind for i in ideas):
             step = verifier_step(verifier, settings, verifier_top_k,
                                  matcher_version=matcher_version_of(loaded, "hybrid"))
@@ -187,7 +188,7 @@ def evaluate(ideas_file: Path = typer.Option(..., "--ideas", exists=True, dir_ok
         else:
             with progress_bars(not json_out) as bars:
                 report = evaluate_sources(pool_by_id(ideas), loaded=loaded, embedder=embedder, top_k=k,
-                                          batch_size=settings.batch_size, progress=bars)
+                                          batch_size=settings.index.batch_size, progress=bars)
     except VerifierUnavailable as exc:
         fail(f"--verifier: {exc}", 1)
     except (LookupError, MatcherUnavailable) as exc:

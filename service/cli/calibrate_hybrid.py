@@ -15,7 +15,7 @@ from service.cli.common import console, fail, print_json, progress_bars
 
 def run(*, pairs: list[Path], target: float, registry: Path | None, report: Path | None, settings: Settings,
         model: str | None, json_out: bool) -> None:
-    embedder = load_embedder(model or settings.model, settings)
+    embedder = load_embedder(model or settings.index.model, settings)
     with progress_bars(not json_out) as bars:
         try:
             result = fit_hybrid(pairs=pairs, settings=settings, embedder=embedder, target=target, registry=registry,

@@ -245,7 +245,7 @@ def audit(judges: list[str] = typer.Option(..., "--judge", help="Two judges' sto
     try:
         with session_scope(settings.db_path) as session:
             result = audits.audit(session, judges=judges, runs=run_ids or None,
-                                  cut=settings.judge_cut if cut is None else cut, n_boot=n_boot, seed=seed)
+                                  cut=settings.llm.judge_cut if cut is None else cut, n_boot=n_boot, seed=seed)
     except audits.AuditError as exc:
         fail(str(exc))
     if json_out:

@@ -80,7 +80,7 @@ def score(ideas_path: Path = typer.Argument(..., exists=True, metavar="FILE|DIR"
     read = read_ideas(ideas_path, format, mapping, skip_invalid)
     loaded, embedder = current_index(settings)
     try:
-        step = verifier_step(verifier or settings.verifier, settings, verifier_top_k,
+        step = verifier_step(verifier or settings.matcher.verifier, settings, verifier_top_k,
                              matcher_version=matcher_version_of(loaded, matcher))
     except VerifierUnavailable as exc:
         fail(f"--verifier: {exc}")

@@ -33,7 +33,7 @@ def one_time_token(host: str) -> str | None:
     """
     from indexing.settings import get_settings
 
-    configured = get_settings().admin_token
+    configured = get_settings().service.admin_token
     if (configured is not None and configured.get_secret_value()) or not is_loopback(host):
         return None
     token = secrets.token_urlsafe(32)
@@ -56,7 +56,7 @@ def serve(host: str = typer.Option("127.0.0.1", help="Bind address."),
                    f"it):\n    {dashboard_url(host, port, token)}")
     else:
         typer.echo(f"Dashboard: {dashboard_url(host, port)}")
-        if settings.admin_token is None or not settings.admin_token.get_secret_value():
+        if settings.service.admin_token is None or not settings.service.admin_token.get_secret_value():
             typer.echo("Admin endpoints are off: set HINDSIGHT_ADMIN_TOKEN to turn them on (on a loopback host "
                        "a one-time token is made instead).")
     uvicorn.run("service.app:create_app", factory=True, host=host, port=port, workers=workers, log_level=log_level)

@@ -19,7 +19,7 @@ def verify(run: str = typer.Option(..., "--run", help="Run id, or label (every s
     """Verify a stored run: its stored decisions and scores become the verified ones (the embedding-only ones are
     kept beside them). Every verdict is cached, so a killed run resumes and a second run makes no new calls."""
     settings = ready_settings()
-    top_k = top or settings.verifier_top_k
+    top_k = top or settings.matcher.verifier_top_k
     ids = runs_option(run, system)
     try:
         found = make_verifier(verifier, settings)

@@ -185,11 +185,11 @@ class OpenAIJudge(ChatEndpoint):
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "OpenAIJudge":
-        url, model = required_endpoint(settings.judge_url or settings.verifier_url,
-                                       settings.judge_model or settings.verifier_model, what="judge",
+        url, model = required_endpoint(settings.llm.judge_url or settings.llm.verifier_url,
+                                       settings.llm.judge_model or settings.llm.verifier_model, what="judge",
                                        names=("HINDSIGHT_JUDGE_URL", "HINDSIGHT_JUDGE_MODEL"),
                                        also=" (or the verifier's, HINDSIGHT_VERIFIER_URL and _MODEL)")
-        return cls(url, model, **endpoint_options(settings, api_key=settings.judge_api_key))
+        return cls(url, model, **endpoint_options(settings, api_key=settings.llm.judge_api_key))
 
     def ask(self, task: Task, prefix: str, questions: Sequence[str], *, samples: int = 1,
             seed: str = "") -> list[Reading]:

@@ -125,7 +125,7 @@ def _labels(session: Session, settings: Any, report: Report) -> None:
     try:
         answer = labelled_summary(session, selection=report.selection, confidence=request.confidence,
                                   predictor=request.predictor, annotator=request.annotator,
-                                  shown=settings.labels_top_k, indexes_dir=settings.indexes_dir)
+                                  shown=settings.labels.labels_top_k, indexes_dir=settings.indexes_dir)
     except AnalysisError as exc:
         report.why["labels"] = _sentence(f"There are no estimates from labels: {exc.message}")
         return

@@ -146,7 +146,7 @@ def _sensitivity(session, settings, holder, *, runs, systems, group_by, cutoffs,
     loaded = holder.current()
     return cutoff_sensitivity(session, loaded=loaded, embedder=holder.embedder_for(loaded),
                               selection=_selection(runs, systems, group_by), cutoffs=cutoffs, until=until,
-                              top_k=top_k or settings.top_k, n_resamples=n_resamples, seed=seed)
+                              top_k=top_k or settings.matcher.top_k, n_resamples=n_resamples, seed=seed)
 
 
 # the pattern is checked by the handler's own parser (its 422 names the field and the built range)

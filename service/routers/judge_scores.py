@@ -43,7 +43,7 @@ async def import_file(file: Annotated[UploadFile, File(description="CSV or JSONL
     """Import a CSV or JSONL of judge scores; any bad row rejects the file (422, errors by line), nothing written."""
     if system or run:
         require_runs(session, system=system, run=run)
-    data, = await read_within([file], settings.max_upload_bytes)
+    data, = await read_within([file], settings.service.max_upload_bytes)
     report = await run_in_threadpool(_import, data, settings=settings, name=file.filename or "upload", fmt=format,
                                      system=system, run=run)
     return report.as_dict()

@@ -72,7 +72,7 @@ def draw_item(draw_id: Annotated[int, Field(ge=1, le=2**63 - 1)], session: Sessi
               top_k: Annotated[int | None, Query(ge=1, le=50, description="Candidates shown (HINDSIGHT_LABELS_TOP_K "
                                                                          "when absent).")] = None) -> dict:
     """One drawn idea to label: its problem, method, top K candidates with evidence, the annotator's labels."""
-    return item(session, draw_id=draw_id, annotator=annotator, top_k=top_k or settings.labels_top_k,
+    return item(session, draw_id=draw_id, annotator=annotator, top_k=top_k or settings.labels.labels_top_k,
                 position=position)
 
 
@@ -85,7 +85,7 @@ def draw_sheet(draw_id: Annotated[int, Field(ge=1, le=2**63 - 1)], session: Sess
                                                                                "absent).")] = None,
                format: Annotated[Literal["jsonl", "csv"], Query()] = "jsonl") -> Response:
     """The draw as a sheet to label elsewhere (`hindsight label export --draw`); POST /v1/labels/import reads it."""
-    rows = sheets.sheet_rows(session, draws=[draw_id], candidates=candidates or settings.labels_top_k)
+    rows = sheets.sheet_rows(session, draws=[draw_id], candidates=candidates or settings.labels.labels_top_k)
     if format == "csv":
         return Response(sheets.to_csv(rows), media_type="text/csv", headers={
             "Content-Disposition": f'attachment; filename="draw-{draw_id}.csv"'})
@@ -116,7 +116,7 @@ async def import_file(file: Annotated[UploadFile, File(description="JSONL labels
                       annotator: Annotated[str | None, Query(min_length=1, max_length=128, pattern=r"\S")] = None,
                       ) -> dict:
     """Import a labels file; any bad row rejects it (422, errors by line and field) and nothing is written."""
-    data, = await read_within([file], settings.max_upload_bytes)
+    data, = await read_within([file], settings.service.max_upload_bytes)
     report = await run_in_threadpool(_import, data, settings=settings, name=file.filename or "upload", fmt=format,
                                      run=run, system=system, annotator=annotator)
     return report.as_dict()
@@ -145,4 +145,4 @@ def estimates(session: SessionDep, settings: SettingsDep,
     differences between groups, and the matcher's agreement with the labels."""
     selection = Selection(runs=tuple(runs), systems=tuple(systems), group_by=group_by, pool_windows=pool_windows)
     return labelled_summary(session, selection=selection, confidence=confidence, predictor=predictor,
-                            annotator=annotator, shown=settings.labels_top_k, indexes_dir=settings.indexes_dir)
+                            annotator=annotator, shown=settings.labels.labels_top_k, indexes_dir=settings.indexes_dir)

@@ -120,5 +120,5 @@ def judge_audit(session: SessionDep, settings: SettingsDep,
     invalid and missing counts, bootstrap intervals."""
     # a label several systems share names each one's run, as the CLI's --run does
     run_ids = list(dict.fromkeys(i for r in run or [] for i in run_ids_of(settings.db_path, r)))
-    return audits.audit(session, judges=judge, runs=run_ids or None, cut=settings.judge_cut if cut is None else cut,
+    return audits.audit(session, judges=judge, runs=run_ids or None, cut=settings.llm.judge_cut if cut is None else cut,
                         n_boot=n_boot, seed=seed)

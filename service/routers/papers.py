@@ -89,7 +89,7 @@ async def ingest(file: Annotated[UploadFile, File(description=(
                      description="A paperlists file's venue and year when the upload's filename does not give "
                                  "them (e.g. iclr2024 for iclr2024.json; read by no other format)")] = None) -> dict:
     """Ingest an uploaded paper file with the CLI's rules: invalid rows reject the whole file unless skip_invalid."""
-    data, = await read_within([file], settings.max_upload_bytes)
+    data, = await read_within([file], settings.service.max_upload_bytes)
     report = await run_in_threadpool(ingest_bytes, data, file.filename or "upload", db_path=settings.db_path,
                                      fmt=format, skip_invalid=skip_invalid, venue_year=venue_year)
     return report.as_dict()

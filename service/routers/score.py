@@ -124,13 +124,13 @@ async def score_upload(
     """A generator's files read as one run (see POST /v1/score)."""
     if form.knowledge_cutoff is not None:
         require_admin(settings, authorization)
-    limit = settings.max_upload_bytes
+    limit = settings.service.max_upload_bytes
     sources = [SourceFile(upload.filename or "upload", data)
                for upload, data in zip(files, await read_within(files, limit))]
     read = read_files(unpack(sources, limit=limit), form.format, mappings=mapping_named(form.mapping),
-                      max_chars=settings.max_text_chars)
+                      max_chars=settings.service.max_text_chars)
     read.require_ideas(form.skip_invalid)
-    check_count(len(read.ideas), settings.max_ideas_per_request)
+    check_count(len(read.ideas), settings.service.max_ideas_per_request)
     declared = form.knowledge_cutoff.isoformat() if form.knowledge_cutoff else None
     return as_json(await run_in_threadpool(
         _score, settings, holder, read=read, system=form.system, run=form.run, cutoff=form.cutoff, until=form.until,
@@ -146,7 +146,7 @@ def score(req: ScoreRequest, settings: SettingsDep, holder: HolderDep) -> Respon
     multipart upload of a generator's files (see the multipart body): the answer adds `read` (read = scored +
     refused, refusals by file, record and field) and `judge_scores` (AI-Scientist's own ratings, stored as judge
     `ai-scientist-self`)."""
-    check_limits(req, settings.max_ideas_per_request, settings.max_text_chars)
+    check_limits(req, settings.service.max_ideas_per_request, settings.service.max_text_chars)
     return as_json(_score(settings, holder, read=ReadResult.of(req.ideas), system=req.system, run=req.run,
                           cutoff=req.cutoff, until=req.until, top_k=req.top_k, matcher=req.matcher,
                           prior_art=req.prior_art, lookback_days=req.lookback_days))

@@ -36,7 +36,7 @@ def start(run: str, settings: SettingsDep, jobs: JobsDep, req: VerifyRequest | N
     req = req or VerifyRequest()
     run_id = run_id_of(settings.db_path, run, system)
     build = verifier_builder(req.verifier, settings)
-    top_k = req.top_k or settings.verifier_top_k
+    top_k = req.top_k or settings.matcher.verifier_top_k
 
     def work(progress) -> dict:
         verifier = build()  # loading the local model (joining its parts on first use) takes seconds: not in the request

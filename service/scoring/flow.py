@@ -57,17 +57,17 @@ def score_run(settings: Settings, *, loaded: LoadedIndex, embedder: Embedder, re
         return plan, view_of(loaded, plan.window.range, matcher)  # inside: MatcherUnavailable writes nothing
 
     if knowledge_cutoff:
-        plan, view = write_transaction(settings.db_path, planned, budget=settings.write_retry_seconds)
+        plan, view = write_transaction(settings.db_path, planned, budget=settings.service.write_retry_seconds)
     else:
         with session_scope(settings.db_path) as session:  # a read: the system's declared knowledge cutoff
             plan, view = planned(session)
     assert plan.impacts is not None  # plan_window's plans carry them
-    k = top_k or settings.top_k
+    k = top_k or settings.matcher.top_k
     before: PriorArtPlan | None = None
-    if settings.prior_art if prior_art is None else prior_art:
-        days = lookback_days or settings.prior_art_lookback_days
+    if settings.matcher.prior_art if prior_art is None else prior_art:
+        days = lookback_days or settings.matcher.prior_art_lookback_days
         before = plan_prior_art(loaded, cutoff=plan.window.start, days=days, matcher=matcher,
-                                knowledge_cutoff=plan.knowledge_cutoff, evidence_top=settings.labels_top_k)
+                                knowledge_cutoff=plan.knowledge_cutoff, evidence_top=settings.labels.labels_top_k)
     ideas = [r.idea for r in read.ideas]
     results: list[IdeaScoreOut] = []
     for start in range(0, len(ideas), BATCH):
@@ -89,7 +89,7 @@ def score_run(settings: Settings, *, loaded: LoadedIndex, embedder: Embedder, re
         context = before.annotate(context)
     run_id, ratings = write_transaction(settings.db_path, lambda session: store_run(
         session, system=system, label=run, read=read, results=results, context=context),
-        budget=settings.write_retry_seconds)
+        budget=settings.service.write_retry_seconds)
     return ScoredRun(context=context, results=results, run_id=run_id, ratings=ratings)
 
 

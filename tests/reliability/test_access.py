@@ -79,7 +79,7 @@ def test_comparison_is_constant_time(monkeypatch):
         return real(a, b)
 
     monkeypatch.setattr(deps.hmac, "compare_digest", spy)
-    settings = Settings(home=Path("/nonexistent"), admin_token=SecretStr("s3cret"))
+    settings = Settings(home=Path("/nonexistent"), service={"admin_token": SecretStr("s3cret")})
     with pytest.raises(HTTPException) as refused:
         deps.require_admin(settings, authorization="Bearer s3creT")
     assert refused.value.status_code == 403 and calls == [(b"s3creT", b"s3cret")]

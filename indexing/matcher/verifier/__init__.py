@@ -53,7 +53,7 @@ def verifier_step(name: str, settings: Settings, top_k: int | None = None, *,
                   matcher_version: str | None = None) -> VerifierStep | None:
     """The matcher's verifier step for a command: the named backend with the home's verdict cache and the rule
     fitted for it over this matcher's candidates (None for none)."""
-    if name == "auto" and resolve(name, settings) == "local" and settings.verifier_model_path is None:
+    if name == "auto" and resolve(name, settings) == "local" and settings.llm.verifier_model_path is None:
         from indexing.matcher.verifier.local import revision_of  # known without loading the 1.1 GB model
 
         if not rule_for(revision_of(JOINED_SHA256), matcher_version, registries(settings)).calibrated:
@@ -66,8 +66,8 @@ def verifier_step(name: str, settings: Settings, top_k: int | None = None, *,
         # a small local model reads its probabilities near 0.5 (measured: uncalibrated, it realises every idea),
         # so auto verifies only where a fit exists; asking for a verifier by name still uses it, uncalibrated
         return None
-    return VerifierStep(verifier=verifier, cache=VerdictCache(settings.db_path), top_k=top_k or settings.verifier_top_k,
-                        rule=rule)
+    return VerifierStep(verifier=verifier, cache=VerdictCache(settings.db_path),
+                        top_k=top_k or settings.matcher.verifier_top_k, rule=rule)
 
 
 __all__ = ["NAMES", "Paper", "Verdict", "Verifier", "VerifierStep", "VerifierUnavailable",

@@ -53,7 +53,7 @@ class OpenAIVerifier(ChatEndpoint):
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "OpenAIVerifier":
-        url, model = required_endpoint(settings.verifier_url, settings.verifier_model, what="verifier",
+        url, model = required_endpoint(settings.llm.verifier_url, settings.llm.verifier_model, what="verifier",
                                        names=("HINDSIGHT_VERIFIER_URL", "HINDSIGHT_VERIFIER_MODEL"))
         return cls(url, model, **endpoint_options(settings))
 
