@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from indexing.db import session_scope, write_transaction
 from indexing.llm import local_available
-from indexing.matcher.ranges import DIRECTION_ONLY
+from indexing.matcher.serving import DIRECTION_ONLY
 from indexing.matcher.verifier import make_verifier, resolve
 from indexing.matcher.verifier.base import Paper as PaperText
 from indexing.matcher.verifier.base import Verifier, VerifierUnavailable

@@ -84,7 +84,7 @@ def test_the_graph_finds_a_circle_and_the_imports_it_is_made_of():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert circles(graph) == [["a", "b", "c"]]
     graph = import_graph()
-    assert "indexing.matcher.decide" in graph["service.scoring.answer"]  # from-imports of names
+    assert "indexing.matcher.decide" in graph["indexing.matcher.serving"]  # from-imports of names
     assert "indexing.vectorindex.qdrant" in graph["indexing.versions"]  # deferred, inside use_version
     assert not any(t.startswith("service") for name, ts in graph.items() if name.startswith("indexing") for t in ts)
 
@@ -150,4 +150,19 @@ def test_no_module_imports_another_packages_private_name():
                 found += [f"{name}: from {node.module} import {a.name}" for a in node.names
                           if a.name.startswith("_") and not a.name.startswith("__")
                           and node.module != package and not node.module.startswith(package + ".")]
+    assert found == []
+
+
+# the offline fitting commands read the fitting modules (labelled sets, calibration, evaluation); scoring does not
+FITTING = ("service.cli.calibrate", "service.cli.calibrate_hybrid", "service.cli.calibrate_verifier",
+           "service.cli.evaluate_kinds")
+
+
+def test_the_service_reaches_the_matcher_through_one_entry():
+    """Scoring, prior art, analyses, routers: the matcher through indexing.matcher.serving (and the verifier's
+    package), never assembled from its submodules."""
+    found = [f"{name} -> {target}" for name, targets in import_graph().items()
+             if name.startswith("service") and name not in FITTING for target in sorted(targets)
+             if target.startswith("indexing.matcher.") and target != "indexing.matcher.serving"
+             and not target.startswith("indexing.matcher.verifier")]
     assert found == []

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from indexing.embedders import Embedder
-from indexing.matcher.decide import matcher_of
+from indexing.matcher.serving import matcher_of
 from indexing.models import Idea, Run
 from indexing.versions import LoadedIndex
 from indexing.windows import WindowError

@@ -6,8 +6,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from indexing.matcher.corpus import MatcherUnavailable
-from indexing.matcher.corpus import matcher_version_of
+from indexing.matcher.serving import MatcherUnavailable, matcher_version_of
 from indexing.matcher.verifier import NAMES, VerifierUnavailable, verifier_step
 from indexing.windows import WindowError
 from service.cli.common import (

@@ -6,9 +6,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from indexing.embedders import Embedder
-from indexing.matcher.corpus import CorpusView, view_of
-from indexing.matcher.decide import Decision, FacetVectors, decide
-from indexing.matcher.facets import IdeaFacets
+from indexing.matcher.serving import CorpusView, Decision, FacetVectors, IdeaFacets, decide, view_of
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.versions import LoadedIndex
 from service.scoring.answer import decided_fields

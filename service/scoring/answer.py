@@ -7,9 +7,7 @@ The decision itself (both rules) is `indexing.matcher.decide`. The idea score is
 import numpy as np
 
 from indexing.embedders import Embedder
-from indexing.matcher.corpus import CorpusView, view_of
-from indexing.matcher.decide import Decision, FacetVectors, decide, embed
-from indexing.matcher.facets import IdeaFacets, facets_of
+from indexing.matcher.serving import CorpusView, Decision, FacetVectors, IdeaFacets, decide, embed, facets_of, view_of
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.versions import LoadedIndex
 from indexing.windows import Window, WindowImpact

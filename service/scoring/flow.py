@@ -9,10 +9,7 @@ from sqlalchemy.orm import Session
 
 from indexing.db import session_scope, write_transaction
 from indexing.embedders import Embedder
-from indexing.matcher.corpus import CorpusView, view_of
-from indexing.matcher.decide import decide, embed
-from indexing.matcher.facets import facets_of
-from indexing.matcher.ranges import token_counts
+from indexing.matcher.serving import CorpusView, decide, embed, facets_of, token_counts, view_of
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.settings import Settings
 from indexing.versions import LoadedIndex

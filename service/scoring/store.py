@@ -8,7 +8,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
-from indexing.matcher.corpus import view_of
+from indexing.matcher.serving import view_of
 from indexing.matcher.verifier.base import Verdict
 from indexing.matcher.verifier.step import VerifierStep
 from indexing.models import Idea, Match, Run, Score, utcnow
