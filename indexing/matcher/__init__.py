@@ -3,7 +3,8 @@ candidates, calibrated `realised` and `direction` probabilities).
 
 serving.py (the one entry point the service scores through), facets.py (an idea's texts), corpus.py (what is
 searched), features.py (candidates and their features), decide.py (the decision, used by serving, fitting and
-evaluation), evidence.py, model.py (fitted models and their registry); fitting: labelled.py, calibrate.py, fitting.py, report.py, evaluate.py."""
+evaluation), evidence.py, model.py (fitted models and their registry); fitting: labelled.py, calibrate.py,
+fitting.py, report.py, evaluate.py."""
 
 from indexing.matcher.model import MATCHERS, HybridMatcher, find_entry
 
