@@ -141,15 +141,29 @@ def test_no_import_goes_up_a_layer():
     assert held == set(range(len(LAYERS))), [LAYERS[i][0] for i in range(len(LAYERS)) if i not in held]
 
 
+def private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
 def test_no_module_imports_another_packages_private_name():
-    found = []
-    for name, path in modules().items():
+    """Neither `from a.b import _c` nor `b._c` on a module imported from another package."""
+    found, known = [], modules()
+    for name, path in known.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text())):
+        outside = lambda module: module != package and not module.startswith(package + ".")  # noqa: E731
+        tree = ast.parse(path.read_text())
+        bound: dict[str, str] = {}  # local name -> the module it names
+        for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 found += [f"{name}: from {node.module} import {a.name}" for a in node.names
-                          if a.name.startswith("_") and not a.name.startswith("__")
-                          and node.module != package and not node.module.startswith(package + ".")]
+                          if private(a.name) and outside(node.module)]
+                bound |= {a.asname or a.name: f"{node.module}.{a.name}" for a in node.names}
+            elif isinstance(node, ast.Import):
+                bound |= {a.asname or a.name: a.name for a in node.names}
+        found += [f"{name}: {node.value.id}.{node.attr}" for node in ast.walk(tree)
+                  if isinstance(node, ast.Attribute) and private(node.attr) and isinstance(node.value, ast.Name)
+                  and node.value.id in bound and bound[node.value.id] in known
+                  and outside(bound[node.value.id])]
     assert found == []
 
 
