@@ -1,6 +1,9 @@
 """Pure parts of the hybrid matcher: BM25 normalisation, position ranges, threshold picking, out-of-fold fitting,
 stored vectors of IVF indexes, the matcher registry."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -11,6 +14,7 @@ from indexing.matcher.features import ALL_FEATURES, Candidates
 from indexing.matcher.model import SHIPPED_DIR, HybridMatcher, Logistic, find_entry, read_registry, write_entry
 from indexing.matcher.vectors import stored_vectors
 from indexing.vectorindex.faiss_index import FaissIndex
+from tests.helpers import ROOT
 
 TITLES = ["Sparse experts route tokens", "Kernel ridge regression at scale", "Robots grasp unseen objects", ""]
 ABSTRACTS = ["We route tokens to sparse experts by position.", "Random features approximate kernels.",
@@ -299,3 +303,22 @@ def test_an_entry_whose_reference_file_is_gone_is_refused_when_it_loads():
     entry = {**_entry(), "lexicon": "lexicon-000000000000.json", "registry": "/nowhere/minilm-hybrid.json"}
     with pytest.raises(ValueError, match="lexicon-000000000000.json"):
         HybridMatcher.from_entry(entry)
+
+
+EVIDENCE_TIE = """
+from types import SimpleNamespace
+import numpy as np
+from indexing.matcher.evidence import evidence
+lexical = SimpleNamespace(bm25=SimpleNamespace(vocab_dict={"delta": 0, "alpha": 1, "beta": 2, "gamma": 3}),
+                          idf=np.array([3.6, 1.1, 1.2, 1.3]), oov_idf=1.0)
+print(evidence(lexical, "delta alpha beta gamma", "t", "Delta here. Alpha beta gamma there.")["sentence"])
+"""
+
+
+def test_the_evidence_sentence_does_not_depend_on_the_processs_hash_seed():
+    # 1.1 + 1.2 + 1.3 sums to 3.5999999999999996, 3.6 or 3.6000000000000005 by the order a set of stems is walked in,
+    # which string hashing changes per process: a tie with "delta" (3.6) was broken differently from run to run
+    picked = {subprocess.run([sys.executable, "-c", EVIDENCE_TIE], cwd=ROOT, capture_output=True, text=True, check=True,
+                             env={"PYTHONHASHSEED": str(seed), "PATH": "/usr/bin:/bin"}).stdout.strip()
+              for seed in range(12)}
+    assert picked == {"Delta here."}

@@ -1,6 +1,7 @@
 """Why a paper matched, computed lexically so it costs microseconds: the abstract sentences that share the most
 idf-weighted method (and problem) stems with the idea, and the method's words that the paper also uses."""
 
+import math
 import re
 from functools import lru_cache
 
@@ -54,7 +55,7 @@ def evidence(lexical, method_text: str, title: str, abstract: str, *, problem_te
     def closest(wanted: dict[str, str]) -> str | None:
         best, best_score = None, 0.0
         for sent, stems in sents:
-            score = sum(weights[s] for s in stems & wanted.keys())
+            score = math.fsum(weights[s] for s in stems & wanted.keys())  # exact: no order of the set moves a tie
             if score > best_score:
                 best, best_score = sent, score
         if best and len(best) > MAX_SENTENCE:
