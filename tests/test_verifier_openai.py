@@ -2,6 +2,8 @@
 
 import math
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from indexing.matcher.verifier.cache import VerdictCache
 from indexing.matcher.verifier.openai import BudgetSpent, EndpointFailed, EndpointRefused, OpenAIVerifier
 from indexing.matcher.verifier.step import IdeaCandidates, verify_ideas
 from indexing.settings import Settings
+from tests.helpers import ROOT
 from tests.replay_server import Replay, chat_by_question, chat_reply
 
 KEY = "sk-test-7Qm2Zx9Lp4Vb1Nc8Rt5Yw3Kd6Hf0Gj1234"
@@ -281,3 +284,22 @@ def test_missing_endpoint_settings_name_the_variables(tmp_path, url, model, miss
 def test_a_url_that_is_not_http_is_refused(tmp_path):
     with pytest.raises(VerifierUnavailable, match="must be an http"):
         make_verifier("openai", fast(tmp_path, "127.0.0.1:8000/v1"))
+
+
+LABEL_SHARES = """
+import math
+from indexing.llm.endpoint import label_shares
+first = [{"token": "1", "logprob": math.log(0.7)}, {"token": "2", "logprob": math.log(0.3)}]
+after = [{"token": t, "logprob": math.log(p)} for t, p in (("0", 0.1), (".0", 0.2), ("-0", 0.3))]
+content = [{"token": "1", "top_logprobs": first}, {"token": "0", "top_logprobs": after}]
+print(repr(label_shares(content, {"1": ["1"], "10": ["10", "1.0", "1-0"], "2": ["2"]})))
+"""
+
+
+def test_label_shares_do_not_depend_on_the_processs_hash_seed():
+    # the next token's alternatives towards a longer label were summed in a set's order, which string hashing
+    # changes per process: 0.42 or 0.42000000000000004 for the same reply
+    seen = {subprocess.run([sys.executable, "-c", LABEL_SHARES], cwd=ROOT, capture_output=True, text=True, check=True,
+                           env={"PYTHONHASHSEED": str(seed), "PATH": "/usr/bin:/bin"}).stdout.strip()
+            for seed in range(12)}
+    assert seen == {"{'1': 0.27999999999999997, '10': 0.42, '2': 0.3}"}

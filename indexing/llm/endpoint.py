@@ -102,7 +102,7 @@ def label_shares(content: Sequence, labels: Mapping[str, Sequence[str]]) -> dict
                 continue
             after = {tok: math.exp(lp) for tok, lp in _top_logprobs(entries[n + 1]).items()}
             for name, rests in longer.items():
-                go_on = sum(after.get(r, 0.0) for r in set(rests))
+                go_on = math.fsum(after.get(r, 0.0) for r in set(rests))  # exact: the set's order moves no bit
                 mass[name] += mass[short] * go_on
                 mass[short] *= 1.0 - go_on
         total = sum(mass.values())
