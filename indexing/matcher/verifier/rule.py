@@ -98,17 +98,26 @@ def rule_for(revision: str, matcher_version: str | None, registries: tuple[Path,
 
 def flat_fits(path: Path) -> dict | None:
     """The fits of a file in the flat layout `calibrate --verifier` wrote before fits went through the registry's
-    writer (None for any other file)."""
-    data = json.loads(path.read_text()) if path.is_file() else None
+    writer (None for any other file, a malformed one included)."""
+    try:
+        data = json.loads(path.read_text()) if path.is_file() else None
+    except ValueError:
+        return None
     if isinstance(data, dict) and SECTION not in data and all("|" in key for key in data):
         return data
     return None
 
 
 def read_fits(path: Path) -> dict:
-    """{fit key: entry} of a verifier fit registry; an absent file is empty."""
-    flat = flat_fits(path)
-    return flat if flat is not None else read_section(path, SECTION, WHAT)
+    """{fit key: entry} of a verifier fit registry; an absent file is empty. The file is read once, unless it is in
+    the flat layout."""
+    try:
+        return read_section(path, SECTION, WHAT)
+    except ValueError:
+        flat = flat_fits(path)
+        if flat is None:
+            raise
+        return flat
 
 
 def write_fit(path: Path, revision: str, matcher_version: str | None, entry: dict) -> dict:
