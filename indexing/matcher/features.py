@@ -127,11 +127,18 @@ def pair_only(lexicon: Lexicon, spread: Spread | None, queries: dict[str, Query]
               cosines: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The pair-only features of one idea against each paper beyond its cosines (see the module's docstring)."""
     out = {}
+    # a one-text idea asks its one query for every facet: each query's coverage and chance are read once
+    covered: dict[int, np.ndarray] = {}
+    chance: dict[int, tuple[float, float]] = {}
     for f in (*FACETS, "method_own"):
         q = queries.get(f) or queries.get("method" if f == "method_own" else "whole") or queries["whole"]
-        out[f"lex_{f}"] = lexicon.coverage(q.stems, papers)
+        if id(q) not in covered:
+            covered[id(q)] = lexicon.coverage(q.stems, papers)
+        out[f"lex_{f}"] = covered[id(q)]
         if f != "method_own":
-            mean, sd = lexicon.chance(q.stems)
+            if id(q) not in chance:
+                chance[id(q)] = lexicon.chance(q.stems)
+            mean, sd = chance[id(q)]
             out[f"lex_{f}_z"] = (out[f"lex_{f}"] - mean) / sd
             if spread is not None:
                 out[f"cos_{f}_z"] = spread.z(facet_vectors.get(f, facet_vectors["whole"]), cosines[f])
@@ -143,7 +150,8 @@ def pair_only(lexicon: Lexicon, spread: Spread | None, queries: dict[str, Query]
                                               for p in two])
     out["cos_parts_min"] = np.minimum.reduce([cosines[p] for p in two])
     if spread is not None:
-        out["cos_parts_min_z"] = np.minimum.reduce([spread.z(facet_vectors[p], cosines[p]) for p in two])
+        out["cos_parts_min_z"] = np.minimum.reduce([out[f"cos_{p}_z"] if p in FACETS else
+                                                    spread.z(facet_vectors[p], cosines[p]) for p in two])
     return out
 
 
