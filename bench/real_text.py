@@ -25,11 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from scipy.stats import binomtest
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from scripts.generator_mappings import labels_of  # noqa: E402
+from service.analyses.prior_art import wilson  # noqa: E402
 CLI = [sys.executable, "-m", "service.cli"]
 AFTER, BEFORE = ("coling2025.json",), ("acl2022.json", "naacl2022.json", "coling2022.json")
 DECISIONS = {"realised": "same_problem_and_approach", "direction": "same_problem"}
@@ -45,10 +44,8 @@ def cli(home: Path, *args: str, tree: Path = ROOT) -> str:
 
 
 def interval(k: int, n: int) -> list[float] | None:
-    if n == 0:
-        return None
-    ci = binomtest(k, n).proportion_ci(method="wilson")
-    return [round(ci.low, 3), round(ci.high, 3)]
+    ci = wilson(k, n, 0.95)
+    return [round(x, 3) for x in ci] if ci else None
 
 
 def rate(k: int, n: int) -> dict:

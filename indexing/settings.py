@@ -221,6 +221,10 @@ class ServiceSettings(Part):
                                                               "for one idea per request, idle or loaded); 0 = the "
                                                               "libraries' default (one per core).")
 
+    def admin_secret(self) -> str | None:
+        """The admin token's value; None when it is unset or empty (the admin endpoints are off)."""
+        return (self.admin_token.get_secret_value() or None) if self.admin_token is not None else None
+
 
 class LabelsSettings(Part):
     """The labelling view."""

@@ -44,13 +44,14 @@ ADMIN_TOKEN = APIKeyHeader(name="Authorization", scheme_name="AdminToken", auto_
 
 def require_admin(settings: SettingsDep, authorization: Annotated[str | None, Security(ADMIN_TOKEN)] = None) -> None:
     """Bearer HINDSIGHT_ADMIN_TOKEN: 401 without a token, 403 with a wrong one or when none is configured."""
-    if settings.service.admin_token is None or not settings.service.admin_token.get_secret_value():
+    secret = settings.service.admin_secret()
+    if secret is None:
         raise HTTPException(403, "admin endpoints are disabled: set HINDSIGHT_ADMIN_TOKEN on the server")
     if not authorization or not authorization.startswith("Bearer "):
         raise HTTPException(401, "admin token required: send 'Authorization: Bearer <token>'",
                             headers={"WWW-Authenticate": "Bearer"})
     given = authorization.removeprefix("Bearer ").strip().encode()
-    if not hmac.compare_digest(given, settings.service.admin_token.get_secret_value().encode()):
+    if not hmac.compare_digest(given, secret.encode()):
         raise HTTPException(403, "admin token is wrong")
 
 

@@ -5,7 +5,6 @@ import re
 from datetime import date
 from typing import Annotated, Any, Literal
 
-from fastapi.responses import JSONResponse
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
 from indexing.windows import iso_day
@@ -58,6 +57,8 @@ def json_answer(model: Any, *, dumps: bool = False) -> dict[str, Any]:
     """A JSON route's response arguments: its model and the keys the library gave (exclude_unset). dumps: the route
     writes its answer with json.dumps (JSONResponse), as it did while it also answered a file or a 503 itself;
     the others keep pydantic's encoder (which writes 1e-05 as 0.00001)."""
+    from fastapi.responses import JSONResponse  # the routers' concern: the CLI imports these models without FastAPI
+
     return {"response_model": model, "response_model_exclude_unset": True,
             **({"response_class": JSONResponse} if dumps else {})}
 

@@ -245,3 +245,12 @@ def test_the_score_commands_module_loads_no_model_nor_analysis_library(tmp_path)
                          "print(sorted(m for m in ('scipy.stats', 'matplotlib') if m in sys.modules))", tmp_path)
     assert found["code"] == 0 and found["stdout"].strip() == "[]"
     assert set(found["heavy"]) <= {"bm25s", "faiss", "scipy"}
+
+
+@pytest.mark.server  # a child process of several seconds, like the one above
+def test_the_commands_that_read_answer_models_load_no_web_framework(tmp_path):
+    """The answer models are shared with the API, FastAPI is not: a command pays for it only when it serves."""
+    found = loaded_after("import sys\nimport service.cli.score, service.cli.analyze, service.cli.label, "
+                         "service.cli.judge, service.cli.report\n"
+                         "print(sorted(m for m in ('fastapi', 'starlette') if m in sys.modules))", tmp_path)
+    assert found["code"] == 0 and found["stdout"].strip() == "[]", found

@@ -124,8 +124,10 @@ def idea_rows(frame: pd.DataFrame, best: dict[int, dict]) -> list[dict]:
 
 def quadrants(session: Session, *, selection: Selection, judge: str | None = None, dimension: str = "overall",
               hindsight_cut: str | None = None, judge_cut: str | None = None, quadrant: str | None = None,
-              sort: str = "score", order: str = "desc", page: int = 1, page_size: int | None = 20) -> dict:
-    """The quadrant answer: cuts echoed, counts and shares per group, and a sorted page of ideas per quadrant."""
+              sort: str = "score", order: str = "desc", page: int = 1, page_size: int | None = 20,
+              points: tuple[pd.DataFrame, dict] | None = None) -> dict:
+    """The quadrant answer: cuts echoed, counts and shares per group, and a sorted page of ideas per quadrant.
+    points: quadrant_points' answer for the same selection, judge, dimension and cuts, when the caller has it."""
     if quadrant is not None and quadrant not in QUADRANTS:
         raise AnalysisError("quadrant", f"expected one of {', '.join(QUADRANTS)}, got {quadrant!r}")
     if sort not in SORT_KEYS:
@@ -134,8 +136,8 @@ def quadrants(session: Session, *, selection: Selection, judge: str | None = Non
         raise AnalysisError("order", f"expected asc or desc, got {order!r}")
     if page < 1 or (page_size is not None and page_size < 1):
         raise AnalysisError("page", "page and page_size must be at least 1")
-    frame, meta = quadrant_points(session, selection=selection, judge=judge, dimension=dimension,
-                                  hindsight_cut=hindsight_cut, judge_cut=judge_cut)
+    frame, meta = points or quadrant_points(session, selection=selection, judge=judge, dimension=dimension,
+                                            hindsight_cut=hindsight_cut, judge_cut=judge_cut)
     lists = {}
     for key, (label, high_hs, high_j) in QUADRANTS.items():
         if quadrant is not None and key != quadrant:

@@ -15,7 +15,8 @@ from service.analyses.quadrants import quadrant_counts
 from service.analyses.selection import load_ideas
 from indexing.windows import WindowError
 from service.analyses.cutoffs import cutoff_rows, cutoff_sensitivity
-from service.cli.label_tables import fmt as number, print_labelled
+from service.cli.label_tables import print_labelled
+from service.report.parts import fmt as number, pval
 from service.cli.common import JsonOpt, console, current_index, fail, print_json, print_warnings, ready_settings
 
 app = typer.Typer(help="Analyses of stored scores against LLM-judge scores.", no_args_is_help=True)
@@ -52,10 +53,6 @@ def _write_plot(path: Path | None, image: bytes | None) -> None:
     if path and image:
         path.write_bytes(image)
         console.print(f"wrote {path}", highlight=False)
-
-
-def _pval(p) -> str:
-    return "–" if p is None else "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def _selection(session, runs: list[str] | None, systems: list[str] | None, by: str, cutoff: str | None = None,
@@ -135,8 +132,8 @@ def systems(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: str = By
         measure = ("HindSight" if row["metric"] == "hindsight" else "anticipation"
                    if row["metric"] == "anticipation" else f"{row['metric'][5:]} rate"
                    if row["metric"].startswith("rate_") else f"{row['judge']} {row['dimension']}")
-        c.add_row(measure, number(row["mean_a"]), number(row["mean_b"]), _pval(row["mannwhitney_p"]),
-                  _pval(row["welch_p"]), number(row["effect_size"]["value"], 2))
+        c.add_row(measure, number(row["mean_a"]), number(row["mean_b"]), pval(row["mannwhitney_p"]),
+                  pval(row["welch_p"]), number(row["effect_size"]["value"], 2))
     for c in tables.values():
         console.print(c)
     if tables:
@@ -218,7 +215,7 @@ def correlations_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: st
     t = Table("scope", "judge", "dimension", "n", "rho", "95% CI", "p", title="Spearman correlation with the "
                                                                             "HindSight score")
     for r in answer["rows"]:
-        t.add_row(r["scope"], r["judge"], r["dimension"], str(r["n"]), number(r["rho"], 2), _rho_ci(r), _pval(r["p"]))
+        t.add_row(r["scope"], r["judge"], r["dimension"], str(r["n"]), number(r["rho"], 2), _rho_ci(r), pval(r["p"]))
     console.print(t)
     prior = answer.get("prior_art")
     if prior:
@@ -226,7 +223,7 @@ def correlations_(run: list[str] = RunOpt, system: list[str] = SystemOpt, by: st
                   title="Spearman correlation with had prior art (a realised match before the cutoff)")
         for r in prior["rows"]:
             t.add_row(r["scope"], r["judge"], r["dimension"], str(r["n"]), str(r["had_prior_art"]),
-                      number(r["rho"], 2), _rho_ci(r), _pval(r["p"]))
+                      number(r["rho"], 2), _rho_ci(r), pval(r["p"]))
         console.print(t)
 
 
@@ -336,7 +333,7 @@ def cutoffs_(run: list[str] = RunOpt, system: list[str] = SystemOpt,
             cells.append(f"{number(g['mean_score'])}{ci}" + (" LEAK" if g["leak_risk"] else ""))
         rates = [f"{100 * (by_name[n]['match_rate'] or 0):.0f}%" for n in _group_names(answer)]
         lead = ", ".join(f"{c['a'] if (c['mean_a'] or 0) > (c['mean_b'] or 0) else c['b']} "
-                         f"(p {_pval(c['mannwhitney_p'])})" for c in e["comparisons"]) or "–"
+                         f"(p {pval(c['mannwhitney_p'])})" for c in e["comparisons"]) or "–"
         t.add_row(e["cutoff"], str(e["papers"]), *cells, *rates, lead)
     console.print(t)
     for pair in answer["stability"]:

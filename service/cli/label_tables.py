@@ -4,10 +4,7 @@ agreement with the labels and the annotators' with each other."""
 from rich.table import Table
 
 from service.cli.common import console, print_warnings
-
-
-def fmt(x, digits: int = 3) -> str:
-    return "–" if x is None else f"{x:.{digits}f}"
+from service.report.parts import fmt
 
 
 def ci(e: dict) -> str:

@@ -6,6 +6,7 @@ import secrets
 
 import typer
 
+from indexing.settings import Settings, get_settings
 from service.cli.common import ready_settings
 
 
@@ -26,15 +27,12 @@ def dashboard_url(host: str, port: int, token: str | None = None) -> str:
     return f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
 
 
-def one_time_token(host: str) -> str | None:
+def one_time_token(host: str, settings: Settings) -> str | None:
     """A fresh admin token for this server process when it binds loopback and none is configured, else None.
 
     Set in the environment (and the settings read again), so create_app in uvicorn and any worker it spawns use it.
     """
-    from indexing.settings import get_settings
-
-    configured = get_settings().service.admin_token
-    if (configured is not None and configured.get_secret_value()) or not is_loopback(host):
+    if settings.service.admin_secret() is not None or not is_loopback(host):
         return None
     token = secrets.token_urlsafe(32)
     os.environ["HINDSIGHT_ADMIN_TOKEN"] = token
@@ -50,13 +48,13 @@ def serve(host: str = typer.Option("127.0.0.1", help="Bind address."),
     import uvicorn
 
     settings = ready_settings()
-    token = one_time_token(host)
+    token = one_time_token(host, settings)
     if token:
         typer.echo(f"Dashboard (with a one-time admin token for this server; labelling and other admin calls use "
                    f"it):\n    {dashboard_url(host, port, token)}")
     else:
         typer.echo(f"Dashboard: {dashboard_url(host, port)}")
-        if settings.service.admin_token is None or not settings.service.admin_token.get_secret_value():
+        if settings.service.admin_secret() is None:
             typer.echo("Admin endpoints are off: set HINDSIGHT_ADMIN_TOKEN to turn them on (on a loopback host "
                        "a one-time token is made instead).")
     uvicorn.run("service.app:create_app", factory=True, host=host, port=port, workers=workers, log_level=log_level)

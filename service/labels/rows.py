@@ -106,8 +106,7 @@ def _text(value: object, limit: int = 255) -> str | None:
 def _when(value: object) -> datetime | None:
     if not isinstance(value, str):
         raise ValueError("expected an ISO date-time string")
-    when = datetime.fromisoformat(value)
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    return aware(datetime.fromisoformat(value))
 
 
 def aware(when: datetime) -> datetime:

@@ -95,12 +95,12 @@ def _quadrants(session: Session, report: Report) -> None:
     request, selection = report.request, report.selection
     options: dict[str, Any] = dict(selection=selection, judge=request.judge, dimension=request.dimension)
     try:
-        report.quadrants = quadrants(session, **options, page_size=LIST_SIZE)
-        frame, _ = quadrant_points(session, **options)  # the points the plot draws; the answer holds the rest
+        points = quadrant_points(session, **options)  # the points the plot draws; the answer is made from them
+        report.quadrants = quadrants(session, **options, page_size=LIST_SIZE, points=points)
     except AnalysisError as exc:
         report.why["quadrants"] = _judge_reason(exc, "quadrants")
         return
-    report.quadrant_frame = frame
+    report.quadrant_frame = points[0]
 
 
 def _correlations(session: Session, report: Report) -> None:
